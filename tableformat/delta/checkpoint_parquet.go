@@ -1,0 +1,1535 @@
+package delta
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// Checkpoint Parquet files (PROTOCOL.md "Checkpoints", "Checkpoint Schema").
+//
+// A checkpoint holds one action per row: each row has at most one non-null
+// top-level struct column (txn, add, remove, metaData, protocol, ...). We go
+// through Arrow (pqarrow) and walk the arrays directly instead of converting
+// rows to JSON, because opening a large table is dominated by this decode.
+//
+// Collections the protocol makes mandatory (add.partitionValues,
+// metaData.partitionColumns, metaData.configuration, metaData.format.options)
+// are canonical as non-nil: the reader returns them empty rather than nil, and
+// the writer writes nil as empty, because strict readers (Spark, kernels)
+// reject a null there. Optional ones (tags, remove.partitionValues,
+// protocol.readerFeatures/writerFeatures) keep the difference between nil and
+// empty in both directions.
+
+// cpqFields names, per top-level column, the struct fields we decode.
+// Only these leaves are read from the file: stats_parsed,
+// partitionValues_parsed and anything unknown are never decompressed.
+var cpqFields = map[string][]string{
+	"txn": {"appId", "version", "lastUpdated"},
+	"add": {"path", "partitionValues", "size", "modificationTime", "dataChange", "stats", "tags",
+		"deletionVector", "baseRowId", "defaultRowCommitVersion", "clusteringProvider"},
+	"remove": {"path", "deletionTimestamp", "dataChange", "extendedFileMetadata", "partitionValues", "size",
+		"stats", "tags", "deletionVector", "baseRowId", "defaultRowCommitVersion"},
+	"metaData":           {"id", "name", "description", "format", "schemaString", "partitionColumns", "configuration", "createdTime"},
+	"protocol":           {"minReaderVersion", "minWriterVersion", "readerFeatures", "writerFeatures"},
+	"domainMetadata":     {"domain", "configuration", "removed"},
+	"checkpointMetadata": {"version", "tags"},
+	"sidecar":            {"path", "sizeInBytes", "modificationTime", "tags"},
+	"cdc":                {"path", "partitionValues", "size", "dataChange", "tags"},
+}
+
+// cpqReadBatch bounds the rows decoded at once, so memory stays flat
+// for huge checkpoints while batches stay large enough to amortise overhead.
+const cpqReadBatch = 64 << 10
+
+// ReadCheckpointParquet decodes a Parquet checkpoint into actions, in file
+// order: a classic checkpoint (single file or one part of a multi-part one), a
+// V2 checkpoint in Parquet, or a Parquet sidecar. Columns we do not model are
+// not read. Anything malformed is an error wrapping ErrCorruptLog.
+func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
+	// arrow-go trusts the file in places (lengths, offsets); a hostile or torn
+	// file must surface as a corrupt log, not bring the process down.
+	defer func() {
+		if r := recover(); r != nil {
+			actions, err = nil, corrupt("checkpoint parquet: %v", r)
+		}
+	}()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, corrupt("checkpoint parquet: %v", err)
+	}
+	defer pf.Close()
+
+	leaves, err := cpqLeaves(pf.MetaData().Schema)
+	if err != nil {
+		return nil, err
+	}
+	if err := cpqPreflight(pf, leaves); err != nil {
+		return nil, err
+	}
+	if pf.NumRows() == 0 {
+		return nil, nil
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: cpqReadBatch}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, corrupt("checkpoint parquet: %v", err)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	if err != nil {
+		return nil, corrupt("checkpoint parquet: %v", err)
+	}
+	defer rr.Release()
+
+	// NumRows comes from the footer: use it as a capacity hint only when the
+	// file is big enough to plausibly hold that many rows.
+	out := make([]Action, 0, min(pf.NumRows(), int64(len(data))))
+	row := 0
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		dec, err := newCPQBatch(rec)
+		if err != nil {
+			return nil, err
+		}
+		n := int(rec.NumRows())
+		for i := 0; i < n; i++ {
+			a, ok, err := dec.decodeRow(i, row+i)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, a)
+			}
+		}
+		row += n
+	}
+	if err := rr.Err(); err != nil {
+		return nil, corrupt("checkpoint parquet: %v", err)
+	}
+	if int64(row) != pf.NumRows() {
+		return nil, corrupt("checkpoint parquet: read %d rows, footer says %d", row, pf.NumRows())
+	}
+	return out, nil
+}
+
+// cpqLeaves picks the leaf columns under the fields we decode. A known
+// top-level name that is not a group, or a file with no action column at all,
+// is not a checkpoint.
+func cpqLeaves(sc *schema.Schema) ([]int, error) {
+	root := sc.Root()
+	found := false
+	for i := 0; i < root.NumFields(); i++ {
+		f := root.Field(i)
+		if _, ok := cpqFields[f.Name()]; !ok {
+			continue
+		}
+		if f.Type() != schema.Group {
+			return nil, corrupt("checkpoint parquet: column %q is not a struct", f.Name())
+		}
+		found = true
+	}
+	if !found {
+		return nil, corrupt("checkpoint parquet: no action columns")
+	}
+	var leaves []int
+	for i := 0; i < sc.NumColumns(); i++ {
+		p := sc.Column(i).ColumnPath()
+		if len(p) < 2 {
+			continue
+		}
+		if fields, ok := cpqFields[p[0]]; ok && slices.Contains(fields, p[1]) {
+			leaves = append(leaves, i)
+		}
+	}
+	if len(leaves) == 0 {
+		return nil, corrupt("checkpoint parquet: action columns have no known fields")
+	}
+	return leaves, nil
+}
+
+// cpqPreflight touches the footer metadata of every chunk we will read.
+// pqarrow sets up nested column readers on goroutines, where a panic from a
+// malformed footer could not be recovered; doing this first on our goroutine
+// turns such files into errors.
+func cpqPreflight(pf *file.Reader, leaves []int) error {
+	ncols := pf.MetaData().Schema.NumColumns()
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		rgr := pf.RowGroup(rg)
+		if got := rgr.MetaData().NumColumns(); got != ncols {
+			return corrupt("checkpoint parquet: row group %d has %d columns, schema has %d", rg, got, ncols)
+		}
+		if rgr.NumRows() < 0 {
+			return corrupt("checkpoint parquet: row group %d has a negative row count", rg)
+		}
+		for _, c := range leaves {
+			if _, err := rgr.MetaData().ColumnChunk(c); err != nil {
+				return corrupt("checkpoint parquet: row group %d column %d: %v", rg, c, err)
+			}
+			if _, err := rgr.GetColumnPageReader(c); err != nil {
+				return corrupt("checkpoint parquet: row group %d column %d: %v", rg, c, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cpqDecoder decodes one top-level column of a record batch.
+type cpqDecoder interface {
+	name() string
+	valid(i int) bool
+	decode(i, row int, a *Action) error
+}
+
+// cpqBatch holds the decoders for the action columns of one batch.
+type cpqBatch struct {
+	decs []cpqDecoder
+}
+
+func newCPQBatch(rec arrow.RecordBatch) (*cpqBatch, error) {
+	b := &cpqBatch{}
+	sc := rec.Schema()
+	for i, f := range sc.Fields() {
+		if _, ok := cpqFields[f.Name]; !ok {
+			continue
+		}
+		st, ok := rec.Column(i).(*array.Struct)
+		if !ok {
+			return nil, corrupt("checkpoint parquet: column %q is %s, not a struct", f.Name, f.Type)
+		}
+		var (
+			d   cpqDecoder
+			err error
+		)
+		switch f.Name {
+		case "txn":
+			d, err = newCPQTxnDec(st)
+		case "add":
+			d, err = newCPQAddDec(st)
+		case "remove":
+			d, err = newCPQRemoveDec(st)
+		case "metaData":
+			d, err = newCPQMetadataDec(st)
+		case "protocol":
+			d, err = newCPQProtocolDec(st)
+		case "domainMetadata":
+			d, err = newCPQDomainDec(st)
+		case "checkpointMetadata":
+			d, err = newCPQCkptMetaDec(st)
+		case "sidecar":
+			d, err = newCPQSidecarDec(st)
+		case "cdc":
+			d, err = newCPQCDCDec(st)
+		}
+		if err != nil {
+			return nil, err
+		}
+		b.decs = append(b.decs, d)
+	}
+	return b, nil
+}
+
+// decodeRow returns the action of row i; ok is false for a row without any
+// action we model (e.g. only commitInfo).
+func (b *cpqBatch) decodeRow(i, row int) (a Action, ok bool, err error) {
+	var first cpqDecoder
+	for _, d := range b.decs {
+		if !d.valid(i) {
+			continue
+		}
+		if first != nil {
+			return a, false, corrupt("checkpoint row %d: both %s and %s are set", row, first.name(), d.name())
+		}
+		first = d
+		if err := d.decode(i, row, &a); err != nil {
+			return a, false, err
+		}
+	}
+	if first == nil {
+		return a, false, nil
+	}
+	if err := a.validate(); err != nil {
+		return a, false, corrupt("checkpoint row %d: %v", row, err)
+	}
+	return a, true, nil
+}
+
+// ---- column views -------------------------------------------------------
+//
+// Each view wraps one Arrow child array (nil when the file lacks the field,
+// which reads as all-null) and checks its type once per batch, so the per-row
+// work is plain slice indexing.
+
+// cpqChild returns the child named name, or nil.
+func cpqChild(st *array.Struct, name string) arrow.Array {
+	if st == nil {
+		return nil
+	}
+	idx, ok := st.DataType().(*arrow.StructType).FieldIdx(name)
+	if !ok {
+		return nil
+	}
+	return st.Field(idx)
+}
+
+func cpqValid(a arrow.Array, i int) bool { return a != nil && a.IsValid(i) }
+
+// cpqStrCol reads a string or binary column. The value bytes of the batch are
+// copied to one Go string once, and values are substrings of it: no
+// allocation per value, and nothing aliases Arrow buffers.
+type cpqStrCol struct {
+	name  string
+	arr   arrow.Array
+	off32 []int32
+	off64 []int64
+	data  string
+}
+
+func newCPQStrCol(name string, a arrow.Array) (cpqStrCol, error) {
+	c := cpqStrCol{name: name, arr: a}
+	switch a := a.(type) {
+	case nil:
+	case *array.String:
+		c.off32, c.data = a.ValueOffsets(), string(a.ValueBytes())
+	case *array.Binary:
+		c.off32, c.data = a.ValueOffsets(), string(a.ValueBytes())
+	case *array.LargeString:
+		c.off64, c.data = a.ValueOffsets(), string(a.ValueBytes())
+	case *array.LargeBinary:
+		c.off64, c.data = a.ValueOffsets(), string(a.ValueBytes())
+	case *array.Null:
+	default:
+		return c, corrupt("checkpoint parquet: %s has type %s, want string", name, a.DataType())
+	}
+	return c, nil
+}
+
+// get returns value i and whether it is non-null.
+func (c *cpqStrCol) get(i int) (string, bool) {
+	if !cpqValid(c.arr, i) {
+		return "", false
+	}
+	if c.off32 != nil {
+		base := c.off32[0]
+		return c.data[c.off32[i]-base : c.off32[i+1]-base], true
+	}
+	if c.off64 != nil {
+		base := c.off64[0]
+		return c.data[c.off64[i]-base : c.off64[i+1]-base], true
+	}
+	return "", false // a Null-typed column
+}
+
+func (c *cpqStrCol) req(i, row int) (string, error) {
+	s, ok := c.get(i)
+	if !ok {
+		return "", corrupt("checkpoint row %d: %s is null", row, c.name)
+	}
+	return s, nil
+}
+
+func (c *cpqStrCol) opt(i int) *string {
+	s, ok := c.get(i)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+// cpqIntCol reads any integer column as int64: Spark writes int where the
+// protocol says long in some versions (and other writers the reverse).
+type cpqIntCol struct {
+	name string
+	arr  arrow.Array
+	v    []int64
+}
+
+func newCPQIntCol(name string, a arrow.Array) (cpqIntCol, error) {
+	c := cpqIntCol{name: name, arr: a}
+	widen := func(n int, at func(int) int64) {
+		c.v = make([]int64, n)
+		for i := range c.v {
+			c.v[i] = at(i)
+		}
+	}
+	switch a := a.(type) {
+	case nil, *array.Null:
+		c.arr = nil
+	case *array.Int64:
+		c.v = a.Int64Values()
+	case *array.Int32:
+		vs := a.Int32Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Int16:
+		vs := a.Int16Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Int8:
+		vs := a.Int8Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Uint32:
+		vs := a.Uint32Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Uint16:
+		vs := a.Uint16Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Uint8:
+		vs := a.Uint8Values()
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	case *array.Uint64:
+		vs := a.Uint64Values()
+		for i, v := range vs {
+			if v > math.MaxInt64 && a.IsValid(i) {
+				return c, corrupt("checkpoint parquet: %s value %d overflows a long", name, v)
+			}
+		}
+		widen(len(vs), func(i int) int64 { return int64(vs[i]) })
+	default:
+		return c, corrupt("checkpoint parquet: %s has type %s, want an integer", name, a.DataType())
+	}
+	return c, nil
+}
+
+func (c *cpqIntCol) get(i int) (int64, bool) {
+	if !cpqValid(c.arr, i) {
+		return 0, false
+	}
+	return c.v[i], true
+}
+
+func (c *cpqIntCol) req(i, row int) (int64, error) {
+	v, ok := c.get(i)
+	if !ok {
+		return 0, corrupt("checkpoint row %d: %s is null", row, c.name)
+	}
+	return v, nil
+}
+
+func (c *cpqIntCol) opt(i int) *int64 {
+	v, ok := c.get(i)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// req32 is req for fields the protocol types as int.
+func (c *cpqIntCol) req32(i, row int) (int32, error) {
+	v, err := c.req(i, row)
+	if err != nil {
+		return 0, err
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, corrupt("checkpoint row %d: %s value %d overflows an int", row, c.name, v)
+	}
+	return int32(v), nil
+}
+
+type cpqBoolCol struct {
+	name string
+	arr  *array.Boolean
+}
+
+func newCPQBoolCol(name string, a arrow.Array) (cpqBoolCol, error) {
+	switch a := a.(type) {
+	case nil, *array.Null:
+		return cpqBoolCol{name: name}, nil
+	case *array.Boolean:
+		return cpqBoolCol{name: name, arr: a}, nil
+	default:
+		return cpqBoolCol{}, corrupt("checkpoint parquet: %s has type %s, want boolean", name, a.DataType())
+	}
+}
+
+func (c *cpqBoolCol) get(i int) (bool, bool) {
+	if c.arr == nil || c.arr.IsNull(i) {
+		return false, false
+	}
+	return c.arr.Value(i), true
+}
+
+func (c *cpqBoolCol) req(i, row int) (bool, error) {
+	v, ok := c.get(i)
+	if !ok {
+		return false, corrupt("checkpoint row %d: %s is null", row, c.name)
+	}
+	return v, nil
+}
+
+func (c *cpqBoolCol) opt(i int) *bool {
+	v, ok := c.get(i)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// cpqMapCol reads a map<string,string> column.
+type cpqMapCol struct {
+	name  string
+	arr   *array.Map
+	keys  cpqStrCol
+	items cpqStrCol
+	// slab backs the *string values of all maps in the batch: one allocation
+	// per batch instead of one per value.
+	slab []string
+}
+
+func newCPQMapCol(name string, a arrow.Array) (cpqMapCol, error) {
+	c := cpqMapCol{name: name}
+	switch a := a.(type) {
+	case nil, *array.Null:
+		return c, nil
+	case *array.Map:
+		c.arr = a
+	default:
+		return c, corrupt("checkpoint parquet: %s has type %s, want map<string,string>", name, a.DataType())
+	}
+	var err error
+	if c.keys, err = newCPQStrCol(name+".key", c.arr.Keys()); err != nil {
+		return c, err
+	}
+	if c.items, err = newCPQStrCol(name+".value", c.arr.Items()); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// entries returns the [start,end) item range of row i, or ok=false when null.
+func (c *cpqMapCol) entries(i int) (start, end int, ok bool) {
+	if c.arr == nil || c.arr.IsNull(i) {
+		return 0, 0, false
+	}
+	s, e := c.arr.ValueOffsets(i)
+	return int(s), int(e), true
+}
+
+// get returns the map of row i with nil values for null entries; nil when null.
+func (c *cpqMapCol) get(i, row int) (map[string]*string, error) {
+	start, end, ok := c.entries(i)
+	if !ok {
+		return nil, nil
+	}
+	m := make(map[string]*string, end-start)
+	for j := start; j < end; j++ {
+		k, ok := c.keys.get(j)
+		if !ok {
+			return nil, corrupt("checkpoint row %d: %s has a null key", row, c.name)
+		}
+		v, ok := c.items.get(j)
+		if !ok {
+			m[k] = nil
+			continue
+		}
+		if c.slab == nil {
+			c.slab = make([]string, c.items.arr.Len())
+		}
+		c.slab[j] = v
+		m[k] = &c.slab[j]
+	}
+	return m, nil
+}
+
+// getNonNil is get for maps the protocol requires: null reads as empty.
+func (c *cpqMapCol) getNonNil(i, row int) (map[string]*string, error) {
+	m, err := c.get(i, row)
+	if m == nil && err == nil {
+		m = map[string]*string{}
+	}
+	return m, err
+}
+
+// getPlain returns the map of row i for map[string]string fields; a null value
+// reads as "", as it does from a JSON commit.
+func (c *cpqMapCol) getPlain(i, row int) (map[string]string, bool, error) {
+	start, end, ok := c.entries(i)
+	if !ok {
+		return nil, false, nil
+	}
+	m := make(map[string]string, end-start)
+	for j := start; j < end; j++ {
+		k, ok := c.keys.get(j)
+		if !ok {
+			return nil, false, corrupt("checkpoint row %d: %s has a null key", row, c.name)
+		}
+		v, _ := c.items.get(j)
+		m[k] = v
+	}
+	return m, true, nil
+}
+
+// cpqListCol reads an array<string> column.
+type cpqListCol struct {
+	name  string
+	arr   array.ListLike
+	elems cpqStrCol
+}
+
+func newCPQListCol(name string, a arrow.Array) (cpqListCol, error) {
+	c := cpqListCol{name: name}
+	switch a := a.(type) {
+	case nil, *array.Null:
+		return c, nil
+	case *array.List:
+		c.arr = a
+	case *array.LargeList:
+		c.arr = a
+	default:
+		return c, corrupt("checkpoint parquet: %s has type %s, want array<string>", name, a.DataType())
+	}
+	var err error
+	c.elems, err = newCPQStrCol(name+".element", c.arr.ListValues())
+	return c, err
+}
+
+// get returns the list of row i, nil when null; a null element is corrupt.
+func (c *cpqListCol) get(i, row int) ([]string, error) {
+	if c.arr == nil || c.arr.IsNull(i) {
+		return nil, nil
+	}
+	s, e := c.arr.ValueOffsets(i)
+	out := make([]string, 0, e-s)
+	for j := int(s); j < int(e); j++ {
+		v, ok := c.elems.get(j)
+		if !ok {
+			return nil, corrupt("checkpoint row %d: %s has a null element", row, c.name)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// cpqStruct is a nested struct column (add.deletionVector, metaData.format).
+func cpqStruct(name string, a arrow.Array) (*array.Struct, error) {
+	switch a := a.(type) {
+	case nil, *array.Null:
+		return nil, nil
+	case *array.Struct:
+		return a, nil
+	default:
+		return nil, corrupt("checkpoint parquet: %s has type %s, want a struct", name, a.DataType())
+	}
+}
+
+// cpqCols collects the first type error while a decoder is being built, so
+// the constructors stay one line per field.
+type cpqCols struct {
+	st     *array.Struct
+	prefix string
+	err    error
+}
+
+func (e *cpqCols) str(name string) cpqStrCol {
+	c, err := newCPQStrCol(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) int(name string) cpqIntCol {
+	c, err := newCPQIntCol(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) bool(name string) cpqBoolCol {
+	c, err := newCPQBoolCol(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) mapc(name string) cpqMapCol {
+	c, err := newCPQMapCol(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) list(name string) cpqListCol {
+	c, err := newCPQListCol(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) strct(name string) *array.Struct {
+	c, err := cpqStruct(e.prefix+name, cpqChild(e.st, name))
+	e.keep(err)
+	return c
+}
+
+func (e *cpqCols) keep(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// ---- per-action decoders --------------------------------------------------
+
+type cpqDVDec struct {
+	st                          *array.Struct
+	storageType, pathOrInlineDv cpqStrCol
+	offset, sizeInBytes         cpqIntCol
+	cardinality, maxRowIndex    cpqIntCol
+}
+
+func newCPQDVDec(prefix string, st *array.Struct) (cpqDVDec, error) {
+	e := cpqCols{st: st, prefix: prefix + "."}
+	d := cpqDVDec{
+		st:             st,
+		storageType:    e.str("storageType"),
+		pathOrInlineDv: e.str("pathOrInlineDv"),
+		offset:         e.int("offset"),
+		sizeInBytes:    e.int("sizeInBytes"),
+		cardinality:    e.int("cardinality"),
+		maxRowIndex:    e.int("maxRowIndex"),
+	}
+	return d, e.err
+}
+
+func (d *cpqDVDec) get(i, row int) (*DeletionVectorDescriptor, error) {
+	if d.st == nil || d.st.IsNull(i) {
+		return nil, nil
+	}
+	var dv DeletionVectorDescriptor
+	var err error
+	if dv.StorageType, err = d.storageType.req(i, row); err != nil {
+		return nil, err
+	}
+	if dv.PathOrInlineDv, err = d.pathOrInlineDv.req(i, row); err != nil {
+		return nil, err
+	}
+	if _, ok := d.offset.get(i); ok {
+		off, err := d.offset.req32(i, row)
+		if err != nil {
+			return nil, err
+		}
+		dv.Offset = &off
+	}
+	if dv.SizeInBytes, err = d.sizeInBytes.req32(i, row); err != nil {
+		return nil, err
+	}
+	if dv.Cardinality, err = d.cardinality.req(i, row); err != nil {
+		return nil, err
+	}
+	dv.MaxRowIndex = d.maxRowIndex.opt(i)
+	return &dv, nil
+}
+
+type cpqAddDec struct {
+	st                          *array.Struct
+	path, stats, clustering     cpqStrCol
+	partitionValues, tags       cpqMapCol
+	size, modTime               cpqIntCol
+	baseRowID, defaultRowCommit cpqIntCol
+	dataChange                  cpqBoolCol
+	dv                          cpqDVDec
+	slab                        []Add
+}
+
+func newCPQAddDec(st *array.Struct) (*cpqAddDec, error) {
+	e := cpqCols{st: st, prefix: "add."}
+	d := &cpqAddDec{
+		st:               st,
+		path:             e.str("path"),
+		stats:            e.str("stats"),
+		clustering:       e.str("clusteringProvider"),
+		partitionValues:  e.mapc("partitionValues"),
+		tags:             e.mapc("tags"),
+		size:             e.int("size"),
+		modTime:          e.int("modificationTime"),
+		baseRowID:        e.int("baseRowId"),
+		defaultRowCommit: e.int("defaultRowCommitVersion"),
+		dataChange:       e.bool("dataChange"),
+	}
+	dvst := e.strct("deletionVector")
+	if e.err != nil {
+		return nil, e.err
+	}
+	var err error
+	d.dv, err = newCPQDVDec("add.deletionVector", dvst)
+	return d, err
+}
+
+func (d *cpqAddDec) name() string     { return "add" }
+func (d *cpqAddDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqAddDec) decode(i, row int, a *Action) error {
+	// Adds dominate checkpoints: carve them from one slice per batch.
+	if d.slab == nil {
+		d.slab = make([]Add, 0, d.st.Len()-d.st.NullN())
+	}
+	if len(d.slab) == cap(d.slab) {
+		d.slab = make([]Add, 0, 64)
+	}
+	d.slab = append(d.slab, Add{})
+	add := &d.slab[len(d.slab)-1]
+	var err error
+	if add.Path, err = d.path.req(i, row); err != nil {
+		return err
+	}
+	if add.PartitionValues, err = d.partitionValues.getNonNil(i, row); err != nil {
+		return err
+	}
+	if add.Size, err = d.size.req(i, row); err != nil {
+		return err
+	}
+	if add.ModificationTime, err = d.modTime.req(i, row); err != nil {
+		return err
+	}
+	if add.DataChange, err = d.dataChange.req(i, row); err != nil {
+		return err
+	}
+	add.Stats, _ = d.stats.get(i)
+	if add.Tags, err = d.tags.get(i, row); err != nil {
+		return err
+	}
+	if add.DeletionVector, err = d.dv.get(i, row); err != nil {
+		return err
+	}
+	add.BaseRowID = d.baseRowID.opt(i)
+	add.DefaultRowCommitVersion = d.defaultRowCommit.opt(i)
+	add.ClusteringProvider = d.clustering.opt(i)
+	a.Add = add
+	return nil
+}
+
+type cpqRemoveDec struct {
+	st                          *array.Struct
+	path, stats                 cpqStrCol
+	partitionValues, tags       cpqMapCol
+	deletionTimestamp, size     cpqIntCol
+	baseRowID, defaultRowCommit cpqIntCol
+	dataChange, extended        cpqBoolCol
+	dv                          cpqDVDec
+}
+
+func newCPQRemoveDec(st *array.Struct) (*cpqRemoveDec, error) {
+	e := cpqCols{st: st, prefix: "remove."}
+	d := &cpqRemoveDec{
+		st:                st,
+		path:              e.str("path"),
+		stats:             e.str("stats"),
+		partitionValues:   e.mapc("partitionValues"),
+		tags:              e.mapc("tags"),
+		deletionTimestamp: e.int("deletionTimestamp"),
+		size:              e.int("size"),
+		baseRowID:         e.int("baseRowId"),
+		defaultRowCommit:  e.int("defaultRowCommitVersion"),
+		dataChange:        e.bool("dataChange"),
+		extended:          e.bool("extendedFileMetadata"),
+	}
+	dvst := e.strct("deletionVector")
+	if e.err != nil {
+		return nil, e.err
+	}
+	var err error
+	d.dv, err = newCPQDVDec("remove.deletionVector", dvst)
+	return d, err
+}
+
+func (d *cpqRemoveDec) name() string     { return "remove" }
+func (d *cpqRemoveDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqRemoveDec) decode(i, row int, a *Action) error {
+	r := &Remove{}
+	var err error
+	if r.Path, err = d.path.req(i, row); err != nil {
+		return err
+	}
+	r.DeletionTimestamp = d.deletionTimestamp.opt(i)
+	if r.DataChange, err = d.dataChange.req(i, row); err != nil {
+		return err
+	}
+	r.ExtendedFileMetadata = d.extended.opt(i)
+	if r.PartitionValues, err = d.partitionValues.get(i, row); err != nil {
+		return err
+	}
+	r.Size = d.size.opt(i)
+	r.Stats, _ = d.stats.get(i)
+	if r.Tags, err = d.tags.get(i, row); err != nil {
+		return err
+	}
+	if r.DeletionVector, err = d.dv.get(i, row); err != nil {
+		return err
+	}
+	r.BaseRowID = d.baseRowID.opt(i)
+	r.DefaultRowCommitVersion = d.defaultRowCommit.opt(i)
+	a.Remove = r
+	return nil
+}
+
+type cpqMetadataDec struct {
+	st                                 *array.Struct
+	id, tableName, description, schema cpqStrCol
+	formatSt                           *array.Struct
+	provider                           cpqStrCol
+	options, configuration             cpqMapCol
+	partitionColumns                   cpqListCol
+	createdTime                        cpqIntCol
+}
+
+func newCPQMetadataDec(st *array.Struct) (*cpqMetadataDec, error) {
+	e := cpqCols{st: st, prefix: "metaData."}
+	d := &cpqMetadataDec{
+		st:               st,
+		id:               e.str("id"),
+		tableName:        e.str("name"),
+		description:      e.str("description"),
+		schema:           e.str("schemaString"),
+		configuration:    e.mapc("configuration"),
+		partitionColumns: e.list("partitionColumns"),
+		createdTime:      e.int("createdTime"),
+		formatSt:         e.strct("format"),
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	fe := cpqCols{st: d.formatSt, prefix: "metaData.format."}
+	d.provider = fe.str("provider")
+	d.options = fe.mapc("options")
+	return d, fe.err
+}
+
+func (d *cpqMetadataDec) name() string     { return "metaData" }
+func (d *cpqMetadataDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqMetadataDec) decode(i, row int, a *Action) error {
+	m := &Metadata{}
+	var err error
+	if m.ID, err = d.id.req(i, row); err != nil {
+		return err
+	}
+	m.Name = d.tableName.opt(i)
+	m.Description = d.description.opt(i)
+	if d.formatSt == nil || d.formatSt.IsNull(i) {
+		return corrupt("checkpoint row %d: metaData.format is null", row)
+	}
+	if m.Format.Provider, err = d.provider.req(i, row); err != nil {
+		return err
+	}
+	if m.Format.Options, _, err = d.options.getPlain(i, row); err != nil {
+		return err
+	}
+	if m.Format.Options == nil {
+		m.Format.Options = map[string]string{}
+	}
+	if m.SchemaString, err = d.schema.req(i, row); err != nil {
+		return err
+	}
+	if m.PartitionColumns, err = d.partitionColumns.get(i, row); err != nil {
+		return err
+	}
+	if m.PartitionColumns == nil {
+		m.PartitionColumns = []string{}
+	}
+	m.CreatedTime = d.createdTime.opt(i)
+	if m.Configuration, _, err = d.configuration.getPlain(i, row); err != nil {
+		return err
+	}
+	if m.Configuration == nil {
+		m.Configuration = map[string]string{}
+	}
+	a.MetaData = m
+	return nil
+}
+
+type cpqProtocolDec struct {
+	st                             *array.Struct
+	minReader, minWriter           cpqIntCol
+	readerFeatures, writerFeatures cpqListCol
+}
+
+func newCPQProtocolDec(st *array.Struct) (*cpqProtocolDec, error) {
+	e := cpqCols{st: st, prefix: "protocol."}
+	d := &cpqProtocolDec{
+		st:             st,
+		minReader:      e.int("minReaderVersion"),
+		minWriter:      e.int("minWriterVersion"),
+		readerFeatures: e.list("readerFeatures"),
+		writerFeatures: e.list("writerFeatures"),
+	}
+	return d, e.err
+}
+
+func (d *cpqProtocolDec) name() string     { return "protocol" }
+func (d *cpqProtocolDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqProtocolDec) decode(i, row int, a *Action) error {
+	r, err := d.minReader.req32(i, row)
+	if err != nil {
+		return err
+	}
+	w, err := d.minWriter.req32(i, row)
+	if err != nil {
+		return err
+	}
+	p := &Protocol{MinReaderVersion: int(r), MinWriterVersion: int(w)}
+	if p.ReaderFeatures, err = d.readerFeatures.get(i, row); err != nil {
+		return err
+	}
+	if p.WriterFeatures, err = d.writerFeatures.get(i, row); err != nil {
+		return err
+	}
+	a.Protocol = p
+	return nil
+}
+
+type cpqTxnDec struct {
+	st                   *array.Struct
+	appID                cpqStrCol
+	version, lastUpdated cpqIntCol
+}
+
+func newCPQTxnDec(st *array.Struct) (*cpqTxnDec, error) {
+	e := cpqCols{st: st, prefix: "txn."}
+	d := &cpqTxnDec{st: st, appID: e.str("appId"), version: e.int("version"), lastUpdated: e.int("lastUpdated")}
+	return d, e.err
+}
+
+func (d *cpqTxnDec) name() string     { return "txn" }
+func (d *cpqTxnDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqTxnDec) decode(i, row int, a *Action) error {
+	t := &Txn{}
+	var err error
+	if t.AppID, err = d.appID.req(i, row); err != nil {
+		return err
+	}
+	if t.Version, err = d.version.req(i, row); err != nil {
+		return err
+	}
+	t.LastUpdated = d.lastUpdated.opt(i)
+	a.Txn = t
+	return nil
+}
+
+type cpqDomainDec struct {
+	st                    *array.Struct
+	domain, configuration cpqStrCol
+	removed               cpqBoolCol
+}
+
+func newCPQDomainDec(st *array.Struct) (*cpqDomainDec, error) {
+	e := cpqCols{st: st, prefix: "domainMetadata."}
+	d := &cpqDomainDec{st: st, domain: e.str("domain"), configuration: e.str("configuration"), removed: e.bool("removed")}
+	return d, e.err
+}
+
+func (d *cpqDomainDec) name() string     { return "domainMetadata" }
+func (d *cpqDomainDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqDomainDec) decode(i, row int, a *Action) error {
+	dm := &DomainMetadata{}
+	var err error
+	if dm.Domain, err = d.domain.req(i, row); err != nil {
+		return err
+	}
+	if dm.Configuration, err = d.configuration.req(i, row); err != nil {
+		return err
+	}
+	if dm.Removed, err = d.removed.req(i, row); err != nil {
+		return err
+	}
+	a.DomainMetadata = dm
+	return nil
+}
+
+type cpqCkptMetaDec struct {
+	st      *array.Struct
+	version cpqIntCol
+	tags    cpqMapCol
+}
+
+func newCPQCkptMetaDec(st *array.Struct) (*cpqCkptMetaDec, error) {
+	e := cpqCols{st: st, prefix: "checkpointMetadata."}
+	d := &cpqCkptMetaDec{st: st, version: e.int("version"), tags: e.mapc("tags")}
+	return d, e.err
+}
+
+func (d *cpqCkptMetaDec) name() string     { return "checkpointMetadata" }
+func (d *cpqCkptMetaDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqCkptMetaDec) decode(i, row int, a *Action) error {
+	cm := &CheckpointMetadata{}
+	var err error
+	if cm.Version, err = d.version.req(i, row); err != nil {
+		return err
+	}
+	if cm.Tags, err = d.tags.get(i, row); err != nil {
+		return err
+	}
+	a.CheckpointMetadata = cm
+	return nil
+}
+
+type cpqSidecarDec struct {
+	st                        *array.Struct
+	path                      cpqStrCol
+	sizeInBytes, modification cpqIntCol
+	tags                      cpqMapCol
+}
+
+func newCPQSidecarDec(st *array.Struct) (*cpqSidecarDec, error) {
+	e := cpqCols{st: st, prefix: "sidecar."}
+	d := &cpqSidecarDec{st: st, path: e.str("path"), sizeInBytes: e.int("sizeInBytes"),
+		modification: e.int("modificationTime"), tags: e.mapc("tags")}
+	return d, e.err
+}
+
+func (d *cpqSidecarDec) name() string     { return "sidecar" }
+func (d *cpqSidecarDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqSidecarDec) decode(i, row int, a *Action) error {
+	s := &Sidecar{}
+	var err error
+	if s.Path, err = d.path.req(i, row); err != nil {
+		return err
+	}
+	if s.SizeInBytes, err = d.sizeInBytes.req(i, row); err != nil {
+		return err
+	}
+	if s.ModificationTime, err = d.modification.req(i, row); err != nil {
+		return err
+	}
+	if s.Tags, err = d.tags.get(i, row); err != nil {
+		return err
+	}
+	a.Sidecar = s
+	return nil
+}
+
+// cpqCDCDec exists only to tolerate checkpoints that carry a cdc column; the
+// protocol keeps cdc out of checkpoints, so a row with it set is rare.
+type cpqCDCDec struct {
+	st                    *array.Struct
+	path                  cpqStrCol
+	partitionValues, tags cpqMapCol
+	size                  cpqIntCol
+	dataChange            cpqBoolCol
+}
+
+func newCPQCDCDec(st *array.Struct) (*cpqCDCDec, error) {
+	e := cpqCols{st: st, prefix: "cdc."}
+	d := &cpqCDCDec{st: st, path: e.str("path"), partitionValues: e.mapc("partitionValues"),
+		tags: e.mapc("tags"), size: e.int("size"), dataChange: e.bool("dataChange")}
+	return d, e.err
+}
+
+func (d *cpqCDCDec) name() string     { return "cdc" }
+func (d *cpqCDCDec) valid(i int) bool { return d.st.IsValid(i) }
+
+func (d *cpqCDCDec) decode(i, row int, a *Action) error {
+	c := &CDC{}
+	var err error
+	if c.Path, err = d.path.req(i, row); err != nil {
+		return err
+	}
+	if c.PartitionValues, err = d.partitionValues.getNonNil(i, row); err != nil {
+		return err
+	}
+	if c.Size, err = d.size.req(i, row); err != nil {
+		return err
+	}
+	if c.DataChange, err = d.dataChange.req(i, row); err != nil {
+		return err
+	}
+	if c.Tags, err = d.tags.get(i, row); err != nil {
+		return err
+	}
+	a.CDC = c
+	return nil
+}
+
+// ---- writer ---------------------------------------------------------------
+
+var (
+	cpqStrMapType   = arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String)
+	cpqStrListType  = arrow.ListOf(arrow.BinaryTypes.String)
+	cpqDVStructType = arrow.StructOf(
+		cpqField("storageType", arrow.BinaryTypes.String),
+		cpqField("pathOrInlineDv", arrow.BinaryTypes.String),
+		cpqField("offset", arrow.PrimitiveTypes.Int32),
+		cpqField("sizeInBytes", arrow.PrimitiveTypes.Int32),
+		cpqField("cardinality", arrow.PrimitiveTypes.Int64),
+		cpqField("maxRowIndex", arrow.PrimitiveTypes.Int64),
+	)
+	cpqTxnType = arrow.StructOf(
+		cpqField("appId", arrow.BinaryTypes.String),
+		cpqField("version", arrow.PrimitiveTypes.Int64),
+		cpqField("lastUpdated", arrow.PrimitiveTypes.Int64),
+	)
+	cpqAddType = arrow.StructOf(
+		cpqField("path", arrow.BinaryTypes.String),
+		cpqField("partitionValues", cpqStrMapType),
+		cpqField("size", arrow.PrimitiveTypes.Int64),
+		cpqField("modificationTime", arrow.PrimitiveTypes.Int64),
+		cpqField("dataChange", arrow.FixedWidthTypes.Boolean),
+		cpqField("stats", arrow.BinaryTypes.String),
+		cpqField("tags", cpqStrMapType),
+		cpqField("deletionVector", cpqDVStructType),
+		cpqField("baseRowId", arrow.PrimitiveTypes.Int64),
+		cpqField("defaultRowCommitVersion", arrow.PrimitiveTypes.Int64),
+		cpqField("clusteringProvider", arrow.BinaryTypes.String),
+	)
+	cpqRemoveType = arrow.StructOf(
+		cpqField("path", arrow.BinaryTypes.String),
+		cpqField("deletionTimestamp", arrow.PrimitiveTypes.Int64),
+		cpqField("dataChange", arrow.FixedWidthTypes.Boolean),
+		cpqField("extendedFileMetadata", arrow.FixedWidthTypes.Boolean),
+		cpqField("partitionValues", cpqStrMapType),
+		cpqField("size", arrow.PrimitiveTypes.Int64),
+		cpqField("stats", arrow.BinaryTypes.String),
+		cpqField("tags", cpqStrMapType),
+		cpqField("deletionVector", cpqDVStructType),
+		cpqField("baseRowId", arrow.PrimitiveTypes.Int64),
+		cpqField("defaultRowCommitVersion", arrow.PrimitiveTypes.Int64),
+	)
+	cpqMetadataType = arrow.StructOf(
+		cpqField("id", arrow.BinaryTypes.String),
+		cpqField("name", arrow.BinaryTypes.String),
+		cpqField("description", arrow.BinaryTypes.String),
+		cpqField("format", arrow.StructOf(
+			cpqField("provider", arrow.BinaryTypes.String),
+			cpqField("options", cpqStrMapType),
+		)),
+		cpqField("schemaString", arrow.BinaryTypes.String),
+		cpqField("partitionColumns", cpqStrListType),
+		cpqField("configuration", cpqStrMapType),
+		cpqField("createdTime", arrow.PrimitiveTypes.Int64),
+	)
+	cpqProtocolType = arrow.StructOf(
+		cpqField("minReaderVersion", arrow.PrimitiveTypes.Int32),
+		cpqField("minWriterVersion", arrow.PrimitiveTypes.Int32),
+		cpqField("readerFeatures", cpqStrListType),
+		cpqField("writerFeatures", cpqStrListType),
+	)
+	cpqDomainType = arrow.StructOf(
+		cpqField("domain", arrow.BinaryTypes.String),
+		cpqField("configuration", arrow.BinaryTypes.String),
+		cpqField("removed", arrow.FixedWidthTypes.Boolean),
+	)
+	cpqCkptMetaType = arrow.StructOf(
+		cpqField("version", arrow.PrimitiveTypes.Int64),
+		cpqField("tags", cpqStrMapType),
+	)
+	cpqSidecarType = arrow.StructOf(
+		cpqField("path", arrow.BinaryTypes.String),
+		cpqField("sizeInBytes", arrow.PrimitiveTypes.Int64),
+		cpqField("modificationTime", arrow.PrimitiveTypes.Int64),
+		cpqField("tags", cpqStrMapType),
+	)
+)
+
+// nf is a nullable field: Spark writes every checkpoint field as optional,
+// and readers expect that.
+func cpqField(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: true}
+}
+
+// WriteCheckpointParquet writes actions, one per row, as a classic checkpoint
+// Parquet file with the protocol's checkpoint schema, zstd-compressed.
+// Columns txn, add, remove, metaData and protocol are always present;
+// domainMetadata, checkpointMetadata and sidecar only when some action needs
+// them. commitInfo and cdc never belong in a checkpoint and are refused.
+func WriteCheckpointParquet(actions []Action) ([]byte, error) {
+	var hasDomain, hasCkptMeta, hasSidecar bool
+	for i := range actions {
+		a := &actions[i]
+		n := 0
+		for _, set := range []bool{a.Add != nil, a.Remove != nil, a.MetaData != nil, a.Protocol != nil,
+			a.Txn != nil, a.DomainMetadata != nil, a.CheckpointMetadata != nil, a.Sidecar != nil} {
+			if set {
+				n++
+			}
+		}
+		switch {
+		case a.CommitInfo != nil || a.CDC != nil:
+			return nil, fmt.Errorf("checkpoint action %d: commitInfo and cdc do not belong in a checkpoint", i)
+		case n == 0:
+			return nil, fmt.Errorf("checkpoint action %d: no action set", i)
+		case n > 1:
+			return nil, fmt.Errorf("checkpoint action %d: more than one action set", i)
+		}
+		if err := a.validate(); err != nil {
+			return nil, fmt.Errorf("checkpoint action %d: %w", i, err)
+		}
+		hasDomain = hasDomain || a.DomainMetadata != nil
+		hasCkptMeta = hasCkptMeta || a.CheckpointMetadata != nil
+		hasSidecar = hasSidecar || a.Sidecar != nil
+	}
+
+	fields := []arrow.Field{cpqField("txn", cpqTxnType), cpqField("add", cpqAddType), cpqField("remove", cpqRemoveType),
+		cpqField("metaData", cpqMetadataType), cpqField("protocol", cpqProtocolType)}
+	if hasDomain {
+		fields = append(fields, cpqField("domainMetadata", cpqDomainType))
+	}
+	if hasCkptMeta {
+		fields = append(fields, cpqField("checkpointMetadata", cpqCkptMetaType))
+	}
+	if hasSidecar {
+		fields = append(fields, cpqField("sidecar", cpqSidecarType))
+	}
+	sc := arrow.NewSchema(fields, nil)
+
+	mem := memory.DefaultAllocator
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+	w := cpqWriter{}
+	cols := make([]*array.StructBuilder, len(fields))
+	for i := range fields {
+		cols[i] = rb.Field(i).(*array.StructBuilder)
+	}
+	for i := range actions {
+		a := &actions[i]
+		for c, f := range fields {
+			sb := cols[c]
+			var err error
+			switch {
+			case f.Name == "txn" && a.Txn != nil:
+				w.txn(sb, a.Txn)
+			case f.Name == "add" && a.Add != nil:
+				w.add(sb, a.Add)
+			case f.Name == "remove" && a.Remove != nil:
+				w.remove(sb, a.Remove)
+			case f.Name == "metaData" && a.MetaData != nil:
+				w.metadata(sb, a.MetaData)
+			case f.Name == "protocol" && a.Protocol != nil:
+				err = w.protocol(sb, a.Protocol)
+			case f.Name == "domainMetadata" && a.DomainMetadata != nil:
+				w.domain(sb, a.DomainMetadata)
+			case f.Name == "checkpointMetadata" && a.CheckpointMetadata != nil:
+				w.ckptMeta(sb, a.CheckpointMetadata)
+			case f.Name == "sidecar" && a.Sidecar != nil:
+				w.sidecar(sb, a.Sidecar)
+			default:
+				sb.AppendNull()
+			}
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint action %d: %w", i, err)
+			}
+		}
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Zstd),
+		// Column statistics of long stats strings only bloat the footer;
+		// nobody prunes checkpoint row groups by them.
+		parquet.WithStats(false),
+		parquet.WithAllocator(mem),
+		parquet.WithCreatedBy("lakesql"),
+	)
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	}
+	if err := fw.Write(rec); err != nil {
+		fw.Close()
+		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	}
+	if err := fw.Close(); err != nil {
+		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// cpqWriter appends actions to struct builders laid out as the ckpt* types.
+type cpqWriter struct{}
+
+func (cpqWriter) txn(sb *array.StructBuilder, t *Txn) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), t.AppID)
+	sb.FieldBuilder(1).(*array.Int64Builder).Append(t.Version)
+	cpqAppendOptInt64(sb.FieldBuilder(2), t.LastUpdated)
+}
+
+func (w cpqWriter) add(sb *array.StructBuilder, a *Add) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), a.Path)
+	cpqAppendStrPtrMap(sb.FieldBuilder(1), a.PartitionValues, true)
+	sb.FieldBuilder(2).(*array.Int64Builder).Append(a.Size)
+	sb.FieldBuilder(3).(*array.Int64Builder).Append(a.ModificationTime)
+	sb.FieldBuilder(4).(*array.BooleanBuilder).Append(a.DataChange)
+	cpqAppendOptStr(sb.FieldBuilder(5), a.Stats)
+	cpqAppendStrPtrMap(sb.FieldBuilder(6), a.Tags, false)
+	w.dv(sb.FieldBuilder(7).(*array.StructBuilder), a.DeletionVector)
+	cpqAppendOptInt64(sb.FieldBuilder(8), a.BaseRowID)
+	cpqAppendOptInt64(sb.FieldBuilder(9), a.DefaultRowCommitVersion)
+	cpqAppendStrPtr(sb.FieldBuilder(10), a.ClusteringProvider)
+}
+
+func (w cpqWriter) remove(sb *array.StructBuilder, r *Remove) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), r.Path)
+	cpqAppendOptInt64(sb.FieldBuilder(1), r.DeletionTimestamp)
+	sb.FieldBuilder(2).(*array.BooleanBuilder).Append(r.DataChange)
+	if r.ExtendedFileMetadata != nil {
+		sb.FieldBuilder(3).(*array.BooleanBuilder).Append(*r.ExtendedFileMetadata)
+	} else {
+		sb.FieldBuilder(3).AppendNull()
+	}
+	cpqAppendStrPtrMap(sb.FieldBuilder(4), r.PartitionValues, false)
+	cpqAppendOptInt64(sb.FieldBuilder(5), r.Size)
+	cpqAppendOptStr(sb.FieldBuilder(6), r.Stats)
+	cpqAppendStrPtrMap(sb.FieldBuilder(7), r.Tags, false)
+	w.dv(sb.FieldBuilder(8).(*array.StructBuilder), r.DeletionVector)
+	cpqAppendOptInt64(sb.FieldBuilder(9), r.BaseRowID)
+	cpqAppendOptInt64(sb.FieldBuilder(10), r.DefaultRowCommitVersion)
+}
+
+func (cpqWriter) dv(sb *array.StructBuilder, dv *DeletionVectorDescriptor) {
+	if dv == nil {
+		sb.AppendNull()
+		return
+	}
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), dv.StorageType)
+	cpqAppendStr(sb.FieldBuilder(1), dv.PathOrInlineDv)
+	if dv.Offset != nil {
+		sb.FieldBuilder(2).(*array.Int32Builder).Append(*dv.Offset)
+	} else {
+		sb.FieldBuilder(2).AppendNull()
+	}
+	sb.FieldBuilder(3).(*array.Int32Builder).Append(dv.SizeInBytes)
+	sb.FieldBuilder(4).(*array.Int64Builder).Append(dv.Cardinality)
+	cpqAppendOptInt64(sb.FieldBuilder(5), dv.MaxRowIndex)
+}
+
+func (cpqWriter) metadata(sb *array.StructBuilder, m *Metadata) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), m.ID)
+	cpqAppendStrPtr(sb.FieldBuilder(1), m.Name)
+	cpqAppendStrPtr(sb.FieldBuilder(2), m.Description)
+	fb := sb.FieldBuilder(3).(*array.StructBuilder)
+	fb.Append(true)
+	cpqAppendStr(fb.FieldBuilder(0), m.Format.Provider)
+	cpqAppendStrMap(fb.FieldBuilder(1), m.Format.Options)
+	cpqAppendStr(sb.FieldBuilder(4), m.SchemaString)
+	cpqAppendStrList(sb.FieldBuilder(5), m.PartitionColumns, true)
+	cpqAppendStrMap(sb.FieldBuilder(6), m.Configuration)
+	cpqAppendOptInt64(sb.FieldBuilder(7), m.CreatedTime)
+}
+
+func (cpqWriter) protocol(sb *array.StructBuilder, p *Protocol) error {
+	if p.MinReaderVersion < 0 || p.MinReaderVersion > math.MaxInt32 ||
+		p.MinWriterVersion < 0 || p.MinWriterVersion > math.MaxInt32 {
+		return fmt.Errorf("protocol versions %d/%d out of range", p.MinReaderVersion, p.MinWriterVersion)
+	}
+	sb.Append(true)
+	sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(p.MinReaderVersion))
+	sb.FieldBuilder(1).(*array.Int32Builder).Append(int32(p.MinWriterVersion))
+	cpqAppendStrList(sb.FieldBuilder(2), p.ReaderFeatures, false)
+	cpqAppendStrList(sb.FieldBuilder(3), p.WriterFeatures, false)
+	return nil
+}
+
+func (cpqWriter) domain(sb *array.StructBuilder, d *DomainMetadata) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), d.Domain)
+	cpqAppendStr(sb.FieldBuilder(1), d.Configuration)
+	sb.FieldBuilder(2).(*array.BooleanBuilder).Append(d.Removed)
+}
+
+func (cpqWriter) ckptMeta(sb *array.StructBuilder, c *CheckpointMetadata) {
+	sb.Append(true)
+	sb.FieldBuilder(0).(*array.Int64Builder).Append(c.Version)
+	cpqAppendStrPtrMap(sb.FieldBuilder(1), c.Tags, false)
+}
+
+func (cpqWriter) sidecar(sb *array.StructBuilder, s *Sidecar) {
+	sb.Append(true)
+	cpqAppendStr(sb.FieldBuilder(0), s.Path)
+	sb.FieldBuilder(1).(*array.Int64Builder).Append(s.SizeInBytes)
+	sb.FieldBuilder(2).(*array.Int64Builder).Append(s.ModificationTime)
+	cpqAppendStrPtrMap(sb.FieldBuilder(3), s.Tags, false)
+}
+
+func cpqAppendStr(b array.Builder, s string) { b.(*array.StringBuilder).Append(s) }
+
+// cpqAppendOptStr writes "" as null: for stats, absent and empty are the same.
+func cpqAppendOptStr(b array.Builder, s string) {
+	if s == "" {
+		b.AppendNull()
+		return
+	}
+	b.(*array.StringBuilder).Append(s)
+}
+
+func cpqAppendStrPtr(b array.Builder, s *string) {
+	if s == nil {
+		b.AppendNull()
+		return
+	}
+	b.(*array.StringBuilder).Append(*s)
+}
+
+func cpqAppendOptInt64(b array.Builder, v *int64) {
+	if v == nil {
+		b.AppendNull()
+		return
+	}
+	b.(*array.Int64Builder).Append(*v)
+}
+
+// cpqAppendStrPtrMap writes a map with sorted keys (stable output); nil is null
+// unless required, when it is written empty.
+func cpqAppendStrPtrMap(b array.Builder, m map[string]*string, required bool) {
+	mb := b.(*array.MapBuilder)
+	if m == nil && !required {
+		mb.AppendNull()
+		return
+	}
+	mb.Append(true)
+	kb := mb.KeyBuilder().(*array.StringBuilder)
+	ib := mb.ItemBuilder().(*array.StringBuilder)
+	for _, k := range cpqSortedKeys(m) {
+		kb.Append(k)
+		if v := m[k]; v != nil {
+			ib.Append(*v)
+		} else {
+			ib.AppendNull()
+		}
+	}
+}
+
+// cpqAppendStrMap writes a protocol-required map[string]string: nil is empty.
+func cpqAppendStrMap(b array.Builder, m map[string]string) {
+	mb := b.(*array.MapBuilder)
+	mb.Append(true)
+	kb := mb.KeyBuilder().(*array.StringBuilder)
+	ib := mb.ItemBuilder().(*array.StringBuilder)
+	for _, k := range cpqSortedKeys(m) {
+		kb.Append(k)
+		ib.Append(m[k])
+	}
+}
+
+func cpqAppendStrList(b array.Builder, l []string, required bool) {
+	lb := b.(*array.ListBuilder)
+	if l == nil && !required {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	vb := lb.ValueBuilder().(*array.StringBuilder)
+	for _, s := range l {
+		vb.Append(s)
+	}
+}
+
+func cpqSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

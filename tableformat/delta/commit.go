@@ -1,0 +1,245 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// EngineInfo is written into every commitInfo we make.
+var EngineInfo = "lakesql"
+
+// CreateOptions describe a new table.
+type CreateOptions struct {
+	Name             string
+	Description      string
+	Schema           *StructType
+	PartitionColumns []string
+	Configuration    map[string]string
+	// Now returns the commit time; time.Now when nil. Tests pin it.
+	Now func() time.Time
+}
+
+// Create writes version 0 of a new table: protocol reader 1 / writer 2 and a
+// metaData action with a fresh id. It fails with ErrTableExists if the
+// location already has a version 0.
+func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, error) {
+	if opts.Schema == nil || len(opts.Schema.Fields) == 0 {
+		return nil, fmt.Errorf("create table: a schema with at least one column is required")
+	}
+	if err := validatePartitionColumns(opts.Schema, opts.PartitionColumns); err != nil {
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	schemaString, err := opts.Schema.JSON()
+	if err != nil {
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	now := nowFunc(opts.Now)()
+	created := now.UnixMilli()
+	md := &Metadata{
+		ID:               uuid.NewString(),
+		Format:           Format{Provider: "parquet", Options: map[string]string{}},
+		SchemaString:     schemaString,
+		PartitionColumns: append([]string{}, opts.PartitionColumns...),
+		CreatedTime:      &created,
+		Configuration:    map[string]string{},
+	}
+	if opts.Name != "" {
+		md.Name = &opts.Name
+	}
+	if opts.Description != "" {
+		md.Description = &opts.Description
+	}
+	for k, v := range opts.Configuration {
+		md.Configuration[k] = v
+	}
+	if _, err := checkpointInterval(md.Configuration); err != nil {
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	proto := &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	actions := []Action{
+		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
+			"partitionBy": opts.PartitionColumns,
+		})},
+		{Protocol: proto},
+		{MetaData: md},
+	}
+	data, err := EncodeActions(actions)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.PutIfAbsent(ctx, commitKey(0), data); err != nil {
+		if errors.Is(err, ErrVersionExists) {
+			return nil, fmt.Errorf("create table: %w", ErrTableExists)
+		}
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	return NewTable(store).At(ctx, 0)
+}
+
+func validatePartitionColumns(schema *StructType, cols []string) error {
+	seen := map[string]bool{}
+	for _, c := range cols {
+		f := schema.Field(c)
+		if f == nil {
+			return fmt.Errorf("partition column %q is not in the schema", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("partition column %q is given twice", c)
+		}
+		seen[c] = true
+		switch f.Type.(type) {
+		case *StructType, *ArrayType, *MapType:
+			return fmt.Errorf("partition column %q must have a primitive type", c)
+		}
+		if f.Type == TypeBinary {
+			return unsupported("binary partition column %q", c)
+		}
+	}
+	if len(cols) == len(schema.Fields) && len(cols) > 0 {
+		return fmt.Errorf("at least one column must not be a partition column")
+	}
+	return nil
+}
+
+func nowFunc(f func() time.Time) func() time.Time {
+	if f == nil {
+		return time.Now
+	}
+	return f
+}
+
+func commitInfo(now time.Time, op string, params map[string]any) map[string]any {
+	ci := map[string]any{
+		"timestamp":  now.UnixMilli(),
+		"operation":  op,
+		"engineInfo": EngineInfo,
+	}
+	if len(params) > 0 {
+		// Spark stores operation parameters as JSON strings; readers expect that.
+		ps := map[string]string{}
+		for k, v := range params {
+			ps[k] = jsonString(v)
+		}
+		ci["operationParameters"] = ps
+	}
+	return ci
+}
+
+// CommitOptions describe one commit.
+type CommitOptions struct {
+	// Operation names the commit in commitInfo ("WRITE", "MERGE", ...).
+	Operation string
+	// Parameters go into commitInfo.operationParameters.
+	Parameters map[string]any
+	// Now returns the commit time; time.Now when nil.
+	Now func() time.Time
+	// NoCheckpoint skips the checkpoint this commit would be due for.
+	NoCheckpoint bool
+}
+
+// CommitResult reports a successful commit.
+type CommitResult struct {
+	Version int64
+	Time    time.Time
+	// Checkpointed tells that a checkpoint was written at Version. A failed
+	// checkpoint does not undo the commit; its error is in CheckpointErr.
+	Checkpointed  bool
+	CheckpointErr error
+}
+
+// Commit writes actions as version read.Version+1. The log entry is created
+// with put-if-absent, so an existing version is never overwritten. When
+// another writer took that version first, it returns a *ConflictError
+// carrying the winning commits; the caller checks them and retries from a
+// fresh snapshot.
+func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOptions) (CommitResult, error) {
+	version := s.Version + 1
+	if err := CheckWritable(s.Protocol); err != nil {
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	if err := s.checkActions(actions); err != nil {
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	now := nowFunc(opts.Now)()
+	op := opts.Operation
+	if op == "" {
+		op = "WRITE"
+	}
+	all := make([]Action, 0, len(actions)+1)
+	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters)})
+	all = append(all, actions...)
+	data, err := EncodeActions(all)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	store := s.table.store
+	if err := store.PutIfAbsent(ctx, commitKey(version), data); err != nil {
+		if errors.Is(err, ErrVersionExists) {
+			return CommitResult{}, s.conflict(ctx, version)
+		}
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	res := CommitResult{Version: version, Time: now}
+	interval, _ := checkpointInterval(s.Metadata.Configuration)
+	if !opts.NoCheckpoint && version%interval == 0 {
+		res.CheckpointErr = s.table.Checkpoint(ctx, version)
+		res.Checkpointed = res.CheckpointErr == nil
+	}
+	return res, nil
+}
+
+// checkActions refuses actions this table must not receive.
+func (s *Snapshot) checkActions(actions []Action) error {
+	appendOnly := s.Metadata.Configuration["delta.appendOnly"] == "true"
+	for _, a := range actions {
+		switch {
+		case a.CommitInfo != nil:
+			return fmt.Errorf("commitInfo is written by Commit, not by the caller")
+		case a.Remove != nil && a.Remove.DataChange && appendOnly:
+			return fmt.Errorf("table is append-only (delta.appendOnly): cannot remove %s", a.Remove.Path)
+		case a.Protocol != nil:
+			if err := CheckWritable(*a.Protocol); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// conflict reads the commits that won the race from version on.
+func (s *Snapshot) conflict(ctx context.Context, version int64) error {
+	ce := &ConflictError{Version: version}
+	for v := version; ; v++ {
+		data, err := s.table.store.Get(ctx, commitKey(v))
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w (and reading the winner %d failed: %v)", ce, v, err)
+		}
+		actions, err := ParseActions(data)
+		if err != nil {
+			return fmt.Errorf("%w (and the winner %d is unreadable: %v)", ce, v, err)
+		}
+		ce.Winners = append(ce.Winners, Commit{Version: v, Actions: actions})
+	}
+	return ce
+}
+
+// checkpointInterval reads delta.checkpointInterval (10 when unset).
+func checkpointInterval(conf map[string]string) (int64, error) {
+	v, ok := conf["delta.checkpointInterval"]
+	if !ok {
+		return 10, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return 10, fmt.Errorf("delta.checkpointInterval must be a positive integer, got %q", v)
+	}
+	return n, nil
+}

@@ -1,0 +1,157 @@
+package delta
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// DefaultTargetFileSize is the data file size WriteFiles aims at.
+const DefaultTargetFileSize = 128 << 20
+
+// WriteOptions tune WriteFiles.
+type WriteOptions struct {
+	// TargetFileSize splits the output into files of about this many bytes.
+	TargetFileSize int64
+}
+
+// WriteFiles runs query on DuckDB and writes its rows as Parquet data files
+// of this table, one add action per file with the protocol's statistics.
+// The query must yield the table's columns by name. Nothing is committed:
+// the caller commits the adds, or removes the files with DeleteFiles.
+// Partition values and folders follow PROTOCOL.md: null values go to
+// __HIVE_DEFAULT_PARTITION__, special characters are escaped in the folder
+// name, and the add path is that name URI-encoded once more.
+func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts WriteOptions) ([]*Add, error) {
+	schema, err := s.Schema()
+	if err != nil {
+		return nil, err
+	}
+	if mode := s.Metadata.Configuration["delta.columnMapping.mode"]; mode != "" && mode != "none" {
+		return nil, unsupported("writing a table with column mapping mode %q", mode)
+	}
+	target := opts.TargetFileSize
+	if target <= 0 {
+		target = DefaultTargetFileSize
+	}
+	parts := map[string]bool{}
+	for _, c := range s.Metadata.PartitionColumns {
+		parts[c] = true
+	}
+	cols := make([]string, 0, len(schema.Fields))
+	for _, f := range schema.Fields {
+		typ, err := DuckDBType(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", f.Name, err)
+		}
+		if parts[f.Name] {
+			// Partition values travel as the strings DuckDB prints; they are
+			// put into the protocol's forms below.
+			cols = append(cols, fmt.Sprintf("CAST(CAST(%s AS %s) AS VARCHAR) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
+		} else {
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
+		}
+	}
+	root := s.table.store.LocalPath("")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("write data files: %w", err)
+	}
+	options := []string{
+		"FORMAT parquet", "RETURN_STATS", "COMPRESSION snappy",
+		"FILENAME_PATTERN 'part-{uuid}'", "APPEND",
+		fmt.Sprintf("FILE_SIZE_BYTES %d", target),
+	}
+	if pcs := s.Metadata.PartitionColumns; len(pcs) > 0 {
+		quoted := make([]string, len(pcs))
+		for i, c := range pcs {
+			quoted[i] = quoteIdent(c)
+		}
+		options = append(options, "PARTITION_BY ("+strings.Join(quoted, ", ")+")")
+	}
+	copySQL := fmt.Sprintf("COPY (SELECT %s FROM (%s) AS src) TO %s (%s)",
+		strings.Join(cols, ", "), query, sqlString(root), strings.Join(options, ", "))
+	rows, err := q.QueryContext(ctx, copySQL)
+	if err != nil {
+		return nil, fmt.Errorf("write data files: %w", err)
+	}
+	defer rows.Close()
+	var adds []*Add
+	var empty []string
+	now := time.Now().UnixMilli()
+	for rows.Next() {
+		var (
+			file                string
+			count, size, footer uint64
+			colStats            any
+			partKeys            any
+		)
+		if err := rows.Scan(&file, &count, &size, &footer, &colStats, &partKeys); err != nil {
+			return nil, fmt.Errorf("write data files: read COPY result: %w", err)
+		}
+		if count == 0 {
+			empty = append(empty, file)
+			continue
+		}
+		rel, err := filepath.Rel(root, file)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("write data files: %s is outside the table root", file)
+		}
+		pv, err := partitionValues(schema, s.Metadata.PartitionColumns, partKeys)
+		if err != nil {
+			return nil, err
+		}
+		stats, err := fileStats(schema, parts, int64(count), colStats)
+		if err != nil {
+			return nil, fmt.Errorf("statistics of %s: %w", rel, err)
+		}
+		adds = append(adds, &Add{
+			Path:             encodePath(filepath.ToSlash(rel)),
+			PartitionValues:  pv,
+			Size:             int64(size),
+			ModificationTime: now,
+			DataChange:       true,
+			Stats:            stats,
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("write data files: %w", err)
+	}
+	for _, f := range empty {
+		os.Remove(f)
+	}
+	return adds, nil
+}
+
+// DeleteFiles removes staged data files that will not be committed.
+func (t *Table) DeleteFiles(adds []*Add) error {
+	var first error
+	for _, a := range adds {
+		p, err := t.filePath(a.Path)
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil && !os.IsNotExist(err) && first == nil {
+			first = fmt.Errorf("delete staged file %s: %w", a.Path, err)
+		}
+	}
+	return first
+}
+
+// encodePath makes a relative file path a URI path, escaping each segment.
+func encodePath(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// NewFileName returns a unique data file name, for writers that stage files
+// themselves.
+func NewFileName() string { return "part-" + uuid.NewString() + ".parquet" }

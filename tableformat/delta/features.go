@@ -1,0 +1,80 @@
+package delta
+
+import (
+	"path/filepath"
+	"sort"
+)
+
+// readerFeatures are the table features whose data we read correctly.
+// Anything else makes us refuse the table: better no rows than wrong rows.
+var readerFeatures = map[string]bool{
+	"timestampNtz":         true,
+	"v2Checkpoint":         true,
+	"vacuumProtocolCheck":  true, // only restricts VACUUM
+	"deletionVectors":      true,
+	"columnMapping":        true,
+	"typeWidening":         true, // files are cast to the table's type on read
+	"typeWidening-preview": true,
+}
+
+// writerFeatures are the table features our writer honours. A table that
+// declares any other one is read-only for us.
+var writerFeatures = map[string]bool{
+	"appendOnly":          true, // we never remove rows from such a table: checked on commit
+	"invariants":          false,
+	"timestampNtz":        true,
+	"v2Checkpoint":        false,
+	"vacuumProtocolCheck": true,
+	"domainMetadata":      true, // carried through checkpoints untouched
+}
+
+// Protocol versions this implementation knows.
+const (
+	maxReaderVersion = 3
+	maxWriterVersion = 7
+)
+
+// checkReadable refuses a table whose protocol asks for more than we read.
+func checkReadable(p Protocol, m Metadata) error {
+	if p.MinReaderVersion > maxReaderVersion || p.MinReaderVersion < 1 {
+		return unsupported("reader version %d", p.MinReaderVersion)
+	}
+	if p.MinReaderVersion == 3 {
+		names := append([]string(nil), p.ReaderFeatures...)
+		sort.Strings(names)
+		for _, f := range names {
+			if !readerFeatures[f] {
+				return unsupported("reader feature %q", f)
+			}
+		}
+	}
+	if m.Format.Provider != "" && m.Format.Provider != "parquet" {
+		return unsupported("data file format %q", m.Format.Provider)
+	}
+	return nil
+}
+
+// CheckWritable refuses to write a table whose protocol we cannot honour.
+func CheckWritable(p Protocol) error {
+	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
+		return unsupported("writer version %d", p.MinWriterVersion)
+	}
+	if p.MinWriterVersion < 7 {
+		// Legacy versions imply features: 2 invariants, 3 check constraints,
+		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
+		if p.MinWriterVersion > 2 {
+			return unsupported("writing a table with writer version %d", p.MinWriterVersion)
+		}
+		return nil
+	}
+	names := append([]string(nil), p.WriterFeatures...)
+	sort.Strings(names)
+	for _, f := range names {
+		if !writerFeatures[f] {
+			return unsupported("writer feature %q", f)
+		}
+	}
+	return nil
+}
+
+func filepathToSlash(p string) string { return filepath.ToSlash(p) }

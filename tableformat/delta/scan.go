@@ -1,0 +1,343 @@
+package delta
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// Querier runs SQL on DuckDB; *sql.DB, *sql.Conn and *sql.Tx satisfy it.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Column names DuckDB adds to scans; chosen so they cannot clash with
+// ordinary table columns.
+const (
+	fileColumn   = "__lakesql_delta_file"
+	rowNumColumn = "file_row_number"
+)
+
+// ScanSQL returns a DuckDB SELECT that yields the snapshot's rows under the
+// table's logical column names and types, partition values included, and
+// rows removed by deletion vectors left out. The DuckDB session must use
+// TimeZone 'UTC' (see PrepareDuckDB), since timestamps are cast under it.
+func (s *Snapshot) ScanSQL(ctx context.Context, q Querier) (string, error) {
+	schema, err := s.Schema()
+	if err != nil {
+		return "", err
+	}
+	mode := s.Metadata.Configuration["delta.columnMapping.mode"]
+	if mode != "" && mode != "none" && mode != "name" && mode != "id" {
+		return "", unsupported("column mapping mode %q", mode)
+	}
+	parts := map[string]bool{}
+	for _, c := range s.Metadata.PartitionColumns {
+		if schema.Field(c) == nil {
+			return "", corrupt("partition column %q is not in the schema", c)
+		}
+		parts[c] = true
+	}
+	var plain, withDV []*Add
+	paths := make(map[*Add]string, len(s.files))
+	for _, f := range s.files {
+		p, err := s.table.filePath(f.Path)
+		if err != nil {
+			return "", err
+		}
+		paths[f] = p
+		if f.DeletionVector != nil {
+			withDV = append(withDV, f)
+		} else {
+			plain = append(plain, f)
+		}
+	}
+	if len(s.files) == 0 {
+		return s.emptySQL(schema)
+	}
+	// Which physical columns the files hold: a column added to the schema
+	// after a file was written is NULL for that file's rows.
+	allPaths := make([]string, 0, len(s.files))
+	for _, f := range s.files {
+		allPaths = append(allPaths, paths[f])
+	}
+	present, err := parquetColumns(ctx, q, allPaths)
+	if err != nil {
+		return "", err
+	}
+	mapped := mode != "" && mode != "none"
+	sel, err := s.selectList(schema, parts, present, mapped)
+	if err != nil {
+		return "", err
+	}
+	// Under column mapping, partitionValues are keyed by physical name.
+	pkeys := make([]string, len(s.Metadata.PartitionColumns))
+	for i, c := range s.Metadata.PartitionColumns {
+		pkeys[i] = physicalName(schema.Field(c), mapped)
+	}
+	var branches []string
+	if len(plain) > 0 {
+		ps := make([]string, len(plain))
+		for i, f := range plain {
+			ps[i] = paths[f]
+		}
+		from := fmt.Sprintf("read_parquet(%s, union_by_name = true, filename = '%s') AS d", sqlList(ps), fileColumn)
+		branches = append(branches, branch(sel, from, pkeys, plain, paths, ""))
+	}
+	for _, f := range withDV {
+		rows, err := LoadDeletionVector(ctx, s.table.store, f.DeletionVector)
+		if err != nil {
+			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
+		}
+		from := fmt.Sprintf("read_parquet(%s, union_by_name = true, filename = '%s', file_row_number = true) AS d",
+			sqlList([]string{paths[f]}), fileColumn)
+		where := ""
+		if len(rows) > 0 {
+			nums := make([]string, len(rows))
+			for i, r := range rows {
+				nums[i] = strconv.FormatUint(r, 10)
+			}
+			where = fmt.Sprintf("d.%s NOT IN (SELECT unnest([%s]::UBIGINT[]))", rowNumColumn, strings.Join(nums, ","))
+		}
+		branches = append(branches, branch(sel, from, pkeys, []*Add{f}, paths, where))
+	}
+	return strings.Join(branches, "\nUNION ALL\n"), nil
+}
+
+// branch is one SELECT over files, joined with their partition values.
+func branch(sel, from string, pkeys []string, files []*Add, paths map[*Add]string, where string) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	b.WriteString(sel)
+	b.WriteString(" FROM ")
+	b.WriteString(from)
+	if pcs := pkeys; len(pcs) > 0 {
+		b.WriteString(" JOIN (VALUES ")
+		for i, f := range files {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			b.WriteString(sqlString(paths[f]))
+			for _, c := range pcs {
+				b.WriteString(", ")
+				v := f.PartitionValues[c]
+				if v == nil || *v == "" { // the protocol reads "" as null
+					b.WriteString("NULL::VARCHAR")
+				} else {
+					b.WriteString(sqlString(*v))
+				}
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(") AS p(")
+		b.WriteString(quoteIdent(fileColumn))
+		for i := range pcs {
+			fmt.Fprintf(&b, ", pv%d", i)
+		}
+		fmt.Fprintf(&b, ") ON d.%s = p.%s", quoteIdent(fileColumn), quoteIdent(fileColumn))
+	}
+	if where != "" {
+		b.WriteString(" WHERE ")
+		b.WriteString(where)
+	}
+	return b.String()
+}
+
+// selectList maps each logical column to an expression over the scan.
+func (s *Snapshot) selectList(schema *StructType, parts map[string]bool, present map[string]bool, mapped bool) (string, error) {
+	pidx := map[string]int{}
+	for i, c := range s.Metadata.PartitionColumns {
+		pidx[c] = i
+	}
+	cols := make([]string, 0, len(schema.Fields))
+	for _, f := range schema.Fields {
+		typ, err := DuckDBType(f.Type)
+		if err != nil {
+			return "", fmt.Errorf("column %q: %w", f.Name, err)
+		}
+		var expr string
+		switch {
+		case parts[f.Name]:
+			src := fmt.Sprintf("p.pv%d", pidx[f.Name])
+			if f.Type == TypeBinary {
+				src = "encode(" + src + ")"
+			}
+			expr = fmt.Sprintf("CAST(%s AS %s)", src, typ)
+		default:
+			phys := physicalName(f, mapped)
+			if !present[phys] {
+				expr = fmt.Sprintf("CAST(NULL AS %s)", typ)
+				break
+			}
+			inner, err := mappedExpr(f.Type, "d."+quoteIdent(phys), mapped, 0)
+			if err != nil {
+				return "", fmt.Errorf("column %q: %w", f.Name, err)
+			}
+			expr = fmt.Sprintf("CAST(%s AS %s)", inner, typ)
+		}
+		cols = append(cols, expr+" AS "+quoteIdent(f.Name))
+	}
+	return strings.Join(cols, ", "), nil
+}
+
+// physicalName is the column's name in the data files.
+func physicalName(f *StructField, mapped bool) string {
+	if mapped {
+		if p, ok := f.Metadata["delta.columnMapping.physicalName"].(string); ok && p != "" {
+			return p
+		}
+	}
+	return f.Name
+}
+
+// mappedExpr renames nested struct fields from physical to logical names
+// under column mapping; without it, the value passes through. depth keeps
+// lambda parameter names distinct in nested lists and maps.
+func mappedExpr(t DataType, src string, mapped bool, depth int) (string, error) {
+	if !mapped || !hasStruct(t) {
+		return src, nil
+	}
+	switch tt := t.(type) {
+	case *StructType:
+		fields := make([]string, len(tt.Fields))
+		for i, f := range tt.Fields {
+			inner, err := mappedExpr(f.Type, src+"."+quoteIdent(physicalName(f, true)), true, depth)
+			if err != nil {
+				return "", err
+			}
+			fields[i] = quoteIdent(f.Name) + " := " + inner
+		}
+		return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE struct_pack(%s) END", src, strings.Join(fields, ", ")), nil
+	case *ArrayType:
+		x := fmt.Sprintf("x%d", depth)
+		inner, err := mappedExpr(tt.ElementType, x, true, depth+1)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("list_transform(%s, %s -> %s)", src, x, inner), nil
+	case *MapType:
+		e := fmt.Sprintf("e%d", depth)
+		k, err := mappedExpr(tt.KeyType, e+".key", true, depth+1)
+		if err != nil {
+			return "", err
+		}
+		v, err := mappedExpr(tt.ValueType, e+".value", true, depth+1)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("map_from_entries(list_transform(map_entries(%s), %s -> struct_pack(key := %s, value := %s)))",
+			src, e, k, v), nil
+	}
+	return src, nil
+}
+
+func hasStruct(t DataType) bool {
+	switch tt := t.(type) {
+	case *StructType:
+		return true
+	case *ArrayType:
+		return hasStruct(tt.ElementType)
+	case *MapType:
+		return hasStruct(tt.KeyType) || hasStruct(tt.ValueType)
+	}
+	return false
+}
+
+func (s *Snapshot) emptySQL(schema *StructType) (string, error) {
+	cols := make([]string, len(schema.Fields))
+	for i, f := range schema.Fields {
+		typ, err := DuckDBType(f.Type)
+		if err != nil {
+			return "", fmt.Errorf("column %q: %w", f.Name, err)
+		}
+		cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", typ, quoteIdent(f.Name))
+	}
+	return "SELECT " + strings.Join(cols, ", ") + " WHERE false", nil
+}
+
+// parquetColumns returns the top-level column names found in the files.
+func parquetColumns(ctx context.Context, q Querier, paths []string) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, fmt.Sprintf(
+		"SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(%s, union_by_name = true))", sqlList(paths)))
+	if err != nil {
+		return nil, fmt.Errorf("read data file schemas: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		out[name] = true
+	}
+	return out, rows.Err()
+}
+
+// filePath resolves an add action's path to a local file path.
+func (t *Table) filePath(p string) (string, error) {
+	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+		if u.Scheme != "file" {
+			return "", unsupported("data file on %q storage: %s", u.Scheme, p)
+		}
+		return u.Path, nil
+	}
+	rel, err := url.PathUnescape(p)
+	if err != nil {
+		return "", corrupt("data file path %q: %v", p, err)
+	}
+	if strings.HasPrefix(rel, "/") {
+		return rel, nil
+	}
+	return t.store.LocalPath(rel), nil
+}
+
+// PrepareDuckDB sets the session options ScanSQL relies on.
+func PrepareDuckDB(ctx context.Context, db interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}) error {
+	_, err := db.ExecContext(ctx, "SET GLOBAL TimeZone = 'UTC'")
+	return err
+}
+
+// Scan streams the snapshot's rows as Arrow record batches, read by DuckDB
+// on conn. The caller releases the reader and keeps conn open until then.
+func (s *Snapshot) Scan(ctx context.Context, conn *sql.Conn) (array.RecordReader, error) {
+	query, err := s.ScanSQL(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	var rr array.RecordReader
+	err = conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		rr, err = ar.QueryContext(ctx, query)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan version %d: %w", s.Version, err)
+	}
+	return rr, nil
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func sqlList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = sqlString(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

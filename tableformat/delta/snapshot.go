@@ -1,0 +1,379 @@
+package delta
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Table is a Delta table at one location. It holds no state besides its
+// storage: every snapshot is read fresh from the log.
+type Table struct {
+	store Storage
+}
+
+// NewTable returns the table stored in store. It does not touch storage;
+// Snapshot tells whether a table is there.
+func NewTable(store Storage) *Table { return &Table{store: store} }
+
+// Storage returns the table's storage.
+func (t *Table) Storage() Storage { return t.store }
+
+// Snapshot is the state of the table at one version: its metadata, protocol,
+// active files and application transactions.
+type Snapshot struct {
+	Version  int64
+	Metadata Metadata
+	Protocol Protocol
+	// CheckpointVersion is the checkpoint replay started from, or -1.
+	CheckpointVersion int64
+
+	table      *Table
+	schema     *StructType // parsed lazily by Schema
+	files      []*Add      // active files, sorted by path
+	tombstones []*Remove
+	txns       map[string]Txn
+	domains    map[string]DomainMetadata
+}
+
+// Files returns the active data files, sorted by path.
+func (s *Snapshot) Files() []*Add { return s.files }
+
+// Tombstones returns the remove actions still carried by the state, the ones
+// a checkpoint must keep.
+func (s *Snapshot) Tombstones() []*Remove { return s.tombstones }
+
+// TxnVersion returns the last version committed by the application appID.
+func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
+	t, ok := s.txns[appID]
+	return t.Version, ok
+}
+
+// Txns returns every application's latest transaction, sorted by appId.
+func (s *Snapshot) Txns() []Txn {
+	out := make([]Txn, 0, len(s.txns))
+	for _, t := range s.txns {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AppID < out[j].AppID })
+	return out
+}
+
+// DomainMetadata returns the live domain metadata actions, sorted by domain.
+func (s *Snapshot) DomainMetadata() []DomainMetadata {
+	out := make([]DomainMetadata, 0, len(s.domains))
+	for _, d := range s.domains {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}
+
+// Table returns the table the snapshot belongs to.
+func (s *Snapshot) Table() *Table { return s.table }
+
+// lastCheckpointInfo is the content of _delta_log/_last_checkpoint.
+type lastCheckpointInfo struct {
+	Version       int64  `json:"version"`
+	Size          int64  `json:"size"`
+	Parts         *int   `json:"parts,omitempty"`
+	SizeInBytes   *int64 `json:"sizeInBytes,omitempty"`
+	NumOfAddFiles *int64 `json:"numOfAddFiles,omitempty"`
+}
+
+// Latest returns the snapshot at the newest version.
+func (t *Table) Latest(ctx context.Context) (*Snapshot, error) {
+	return t.snapshot(ctx, -1)
+}
+
+// At returns the snapshot at version (time travel).
+func (t *Table) At(ctx context.Context, version int64) (*Snapshot, error) {
+	if version < 0 {
+		return nil, fmt.Errorf("snapshot at version %d: version must not be negative", version)
+	}
+	return t.snapshot(ctx, version)
+}
+
+func (t *Table) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
+	files, err := t.listLog(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := planSegment(files, want)
+	if err != nil {
+		return nil, err
+	}
+	st := newLogState(filepathToSlash(t.store.LocalPath("")))
+	if len(seg.checkpoint) > 0 {
+		actions, err := t.readCheckpoint(ctx, seg.checkpoint)
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint %d: %w", seg.checkpointVersion, err)
+		}
+		st.apply(actions)
+	}
+	for _, c := range seg.commits {
+		data, err := t.store.Get(ctx, c.key)
+		if err != nil {
+			return nil, fmt.Errorf("read commit %d: %w", c.version, err)
+		}
+		actions, err := ParseActions(data)
+		if err != nil {
+			return nil, fmt.Errorf("commit %d: %w", c.version, err)
+		}
+		st.apply(actions)
+	}
+	if st.metadata == nil {
+		return nil, corrupt("no metaData action up to version %d", seg.version)
+	}
+	if st.protocol == nil {
+		return nil, corrupt("no protocol action up to version %d", seg.version)
+	}
+	snap := st.snapshot(t, seg)
+	if err := checkReadable(snap.Protocol, snap.Metadata); err != nil {
+		return nil, err
+	}
+	if _, err := snap.Schema(); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// listLog lists the log. With a usable _last_checkpoint it lists only from
+// that checkpoint on, so opening a table costs the same however long its
+// history; when the hint is missing, corrupt or too new, it lists everything.
+func (t *Table) listLog(ctx context.Context, want int64) ([]logFile, error) {
+	startAfter := ""
+	if lc, ok := t.readLastCheckpoint(ctx); ok && (want < 0 || lc.Version <= want) {
+		// The bare version prefix sorts just before that checkpoint's names.
+		startAfter = fmt.Sprintf("%s/%020d", logDir, lc.Version)
+	}
+	for {
+		objs, err := t.store.List(ctx, logDir+"/", startAfter)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", logDir, err)
+		}
+		files := make([]logFile, 0, len(objs))
+		for _, o := range objs {
+			if f := parseLogFile(o.Key); f.kind != kindOther {
+				files = append(files, f)
+			}
+		}
+		// The hint must name a complete checkpoint; otherwise list it all.
+		if startAfter != "" && !hasCheckpoint(files) {
+			startAfter = ""
+			continue
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%w: no log entries in %s", ErrNotATable, logDir)
+		}
+		return files, nil
+	}
+}
+
+func hasCheckpoint(files []logFile) bool {
+	for _, f := range files {
+		if f.kind != kindCommit {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Table) readLastCheckpoint(ctx context.Context) (lastCheckpointInfo, bool) {
+	var lc lastCheckpointInfo
+	data, err := t.store.Get(ctx, lastCheckpointKey)
+	if err != nil {
+		return lc, false
+	}
+	if err := json.Unmarshal(data, &lc); err != nil || lc.Version < 0 {
+		return lc, false // a corrupt hint is ignored: listing is the truth
+	}
+	return lc, true
+}
+
+// segment is what replay reads: one checkpoint (possibly in parts) and the
+// commits after it, up to version.
+type segment struct {
+	version           int64
+	checkpointVersion int64
+	checkpoint        []logFile
+	commits           []logFile
+}
+
+// planSegment picks the newest complete checkpoint at or below want and the
+// contiguous commits after it. A gap in versions is a corrupt log.
+func planSegment(files []logFile, want int64) (segment, error) {
+	commits := map[int64]logFile{}
+	latest := int64(-1)
+	type cpGroup struct {
+		classic *logFile
+		v2      *logFile
+		parts   map[int]map[int]logFile // numParts -> part -> file
+	}
+	cps := map[int64]*cpGroup{}
+	for i := range files {
+		f := files[i]
+		if f.version > latest {
+			latest = f.version
+		}
+		if f.kind == kindCommit {
+			commits[f.version] = f
+			continue
+		}
+		g := cps[f.version]
+		if g == nil {
+			g = &cpGroup{parts: map[int]map[int]logFile{}}
+			cps[f.version] = g
+		}
+		switch f.kind {
+		case kindCheckpointClassic:
+			g.classic = &f
+		case kindCheckpointV2:
+			if g.v2 == nil || f.key < g.v2.key {
+				g.v2 = &f
+			}
+		case kindCheckpointPart:
+			if g.parts[f.numParts] == nil {
+				g.parts[f.numParts] = map[int]logFile{}
+			}
+			g.parts[f.numParts][f.part] = f
+		}
+	}
+	if want >= 0 {
+		if want > latest {
+			return segment{}, fmt.Errorf("snapshot at version %d: the latest version is %d", want, latest)
+		}
+		latest = want
+	}
+	seg := segment{version: latest, checkpointVersion: -1}
+	var cpVersions []int64
+	for v := range cps {
+		if v <= latest {
+			cpVersions = append(cpVersions, v)
+		}
+	}
+	sort.Slice(cpVersions, func(i, j int) bool { return cpVersions[i] > cpVersions[j] })
+	for _, v := range cpVersions {
+		g := cps[v]
+		var pick []logFile
+		switch {
+		case g.v2 != nil:
+			pick = []logFile{*g.v2}
+		case g.classic != nil:
+			pick = []logFile{*g.classic}
+		default:
+			for n, parts := range g.parts {
+				if len(parts) == n {
+					pick = make([]logFile, n)
+					for p, f := range parts {
+						pick[p-1] = f
+					}
+					break
+				}
+			}
+		}
+		if pick != nil {
+			seg.checkpointVersion, seg.checkpoint = v, pick
+			break
+		}
+	}
+	for v := seg.checkpointVersion + 1; v <= latest; v++ {
+		c, ok := commits[v]
+		if !ok {
+			if seg.checkpointVersion < 0 && v == 0 && len(commits) == 0 {
+				return segment{}, fmt.Errorf("%w: no commit and no checkpoint in %s", ErrNotATable, logDir)
+			}
+			return segment{}, corrupt("version %d is missing (replaying from %s to %d)",
+				v, startName(seg.checkpointVersion), latest)
+		}
+		seg.commits = append(seg.commits, c)
+	}
+	return seg, nil
+}
+
+func startName(cp int64) string {
+	if cp < 0 {
+		return "version 0"
+	}
+	return fmt.Sprintf("checkpoint %d", cp)
+}
+
+// readCheckpoint reads every part of a checkpoint, and for a V2 checkpoint
+// the sidecar files it names.
+func (t *Table) readCheckpoint(ctx context.Context, parts []logFile) ([]Action, error) {
+	var all []Action
+	for _, p := range parts {
+		actions, err := t.readActionsFile(ctx, p.key)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, actions...)
+	}
+	var withSidecars []Action
+	for _, a := range all {
+		if a.Sidecar == nil {
+			withSidecars = append(withSidecars, a)
+			continue
+		}
+		key, err := sidecarKey(a.Sidecar.Path)
+		if err != nil {
+			return nil, err
+		}
+		actions, err := t.readActionsFile(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar: %w", err)
+		}
+		withSidecars = append(withSidecars, actions...)
+	}
+	return withSidecars, nil
+}
+
+func sidecarKey(p string) (string, error) {
+	if strings.Contains(p, ":") || strings.HasPrefix(p, "/") {
+		return "", unsupported("sidecar with absolute path %q", p)
+	}
+	rel, err := url.PathUnescape(p)
+	if err != nil {
+		return "", corrupt("sidecar path %q: %v", p, err)
+	}
+	return logDir + "/_sidecars/" + rel, nil
+}
+
+func (t *Table) readActionsFile(ctx context.Context, key string) ([]Action, error) {
+	data, err := t.store.Get(ctx, key)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, corrupt("%s is missing", key)
+		}
+		return nil, err
+	}
+	if strings.HasSuffix(key, ".parquet") {
+		actions, err := ReadCheckpointParquet(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path.Base(key), err)
+		}
+		return actions, nil
+	}
+	actions, err := ParseActions(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path.Base(key), err)
+	}
+	return actions, nil
+}
+
+// Schema parses the table schema of the snapshot's metadata.
+func (s *Snapshot) Schema() (*StructType, error) {
+	if s.schema == nil {
+		schema, err := ParseSchema(s.Metadata.SchemaString)
+		if err != nil {
+			return nil, fmt.Errorf("table schema at version %d: %w", s.Version, err)
+		}
+		s.schema = schema
+	}
+	return s.schema, nil
+}

@@ -1,0 +1,184 @@
+package delta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Storage is what the Delta log needs from a file system or an object store.
+// Keys are slash-separated and relative to the table root. It is kept small so
+// object stores can be added beside the local implementation.
+type Storage interface {
+	// Get returns the whole object, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// List returns the objects whose keys start with prefix and sort after
+	// startAfter (all of them when it is ""), sorted by key. Object stores
+	// list from a key cheaply, so a reader that knows its checkpoint need not
+	// list the whole history.
+	List(ctx context.Context, prefix, startAfter string) ([]ObjectInfo, error)
+	// PutIfAbsent writes the object only if no object has that key; otherwise it
+	// returns an error wrapping ErrVersionExists. It must be atomic: of two
+	// racing writers exactly one wins. Delta commits depend on it.
+	PutIfAbsent(ctx context.Context, key string, data []byte) error
+	// Put writes or replaces an object (checkpoints, _last_checkpoint, data files).
+	Put(ctx context.Context, key string, data []byte) error
+	// Delete removes an object; deleting a missing object is not an error.
+	Delete(ctx context.Context, key string) error
+	// LocalPath returns the file system path of key, for readers (DuckDB) that
+	// open files themselves.
+	LocalPath(key string) string
+}
+
+// ObjectInfo describes one listed object.
+type ObjectInfo struct {
+	Key  string
+	Size int64
+}
+
+// LocalStorage keeps a table in a directory of the local file system.
+type LocalStorage struct {
+	Root string
+}
+
+// NewLocalStorage returns storage rooted at dir (made absolute).
+func NewLocalStorage(dir string) (*LocalStorage, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("table root %q: %w", dir, err)
+	}
+	return &LocalStorage{Root: abs}, nil
+}
+
+// LocalPath implements Storage.
+func (s *LocalStorage) LocalPath(key string) string {
+	return filepath.Join(s.Root, filepath.FromSlash(key))
+}
+
+// Get implements Storage.
+func (s *LocalStorage) Get(_ context.Context, key string) ([]byte, error) {
+	b, err := os.ReadFile(s.LocalPath(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", key, ErrNotFound)
+	}
+	return b, err
+}
+
+// List implements Storage. Only the directory part of prefix is walked, and not
+// recursively: the log is flat, and so are the prefixes we ask for.
+func (s *LocalStorage) List(_ context.Context, prefix, startAfter string) ([]ObjectInfo, error) {
+	dir, base := prefix, ""
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		dir, base = prefix[:i], prefix[i+1:]
+	} else {
+		dir, base = "", prefix
+	}
+	entries, err := os.ReadDir(s.LocalPath(dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	var out []ObjectInfo
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasPrefix(e.Name(), base) {
+			continue
+		}
+		key := e.Name()
+		if dir != "" {
+			key = dir + "/" + key
+		}
+		if key <= startAfter {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed while listing
+		}
+		out = append(out, ObjectInfo{Key: key, Size: info.Size()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// PutIfAbsent implements Storage: the data goes to a temp file, is synced, and
+// is then hard-linked to its name. link(2) fails if the name exists, so of two
+// writers exactly one wins and no reader ever sees a half-written entry.
+func (s *LocalStorage) PutIfAbsent(_ context.Context, key string, data []byte) error {
+	path := s.LocalPath(key)
+	tmp, err := s.writeTemp(path, data)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("put %s: %w", key, ErrVersionExists)
+		}
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Put implements Storage with write-to-temp and rename, so readers see the old
+// or the new object, never a torn one.
+func (s *LocalStorage) Put(_ context.Context, key string, data []byte) error {
+	path := s.LocalPath(key)
+	tmp, err := s.writeTemp(path, data)
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Delete implements Storage.
+func (s *LocalStorage) Delete(_ context.Context, key string) error {
+	err := os.Remove(s.LocalPath(key))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *LocalStorage) writeTemp(path string, data []byte) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// A leading dot keeps temp files out of listings by Delta readers.
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
