@@ -103,6 +103,26 @@ type Protocol struct {
 	WriterFeatures   []string `json:"writerFeatures,omitempty"`
 }
 
+// MarshalJSON writes the feature lists exactly when the versions require
+// them (reader 3, writer 7), even when empty, as strict readers expect.
+func (p Protocol) MarshalJSON() ([]byte, error) {
+	out := map[string]any{"minReaderVersion": p.MinReaderVersion, "minWriterVersion": p.MinWriterVersion}
+	if p.MinReaderVersion >= 3 || p.ReaderFeatures != nil {
+		out["readerFeatures"] = nonNil(p.ReaderFeatures)
+	}
+	if p.MinWriterVersion >= 7 || p.WriterFeatures != nil {
+		out["writerFeatures"] = nonNil(p.WriterFeatures)
+	}
+	return json.Marshal(out)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 // Txn records the last version an application committed. lakesql writes
 // appId = writer id and version = epoch in the same commit as the data: that
 // is the exactly-once record.
@@ -165,6 +185,9 @@ func ParseActions(data []byte) ([]Action, error) {
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
 			continue
+		}
+		if raw[0] != '{' {
+			return nil, corrupt("line %d: not a JSON object", line)
 		}
 		var a Action
 		if err := json.Unmarshal(raw, &a); err != nil {

@@ -70,18 +70,36 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 		return nil, corrupt("checkpoint parquet: %v", err)
 	}
 	defer pf.Close()
+	if pf.NumRows() < 0 {
+		return nil, corrupt("checkpoint parquet: negative row count")
+	}
 
-	leaves, err := cpqLeaves(pf.MetaData().Schema)
+	groups, err := cpqLeaves(pf.MetaData().Schema)
 	if err != nil {
 		return nil, err
 	}
-	if err := cpqPreflight(pf, leaves); err != nil {
-		return nil, err
+	var leaves []int
+	for _, g := range groups {
+		if err := cpqPreflight(pf, g.leaves); err != nil {
+			return nil, err
+		}
+		present, err := cpqPresent(pf, g)
+		if err != nil {
+			return nil, err
+		}
+		if present {
+			leaves = append(leaves, g.leaves...)
+		}
 	}
-	if pf.NumRows() == 0 {
+	if len(leaves) == 0 || pf.NumRows() == 0 {
+		// No row holds an action we model (only commitInfo, say).
 		return nil, nil
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: cpqReadBatch}, memory.DefaultAllocator)
+	// pqarrow reserves every leaf for a whole batch (rounded up to a power of
+	// two); a batch of exactly the file's rows avoids over-reserving, and
+	// pre-sizing string data avoids regrowing it.
+	props := pqarrow.ArrowReadProperties{BatchSize: min(pf.NumRows(), cpqReadBatch), PreAllocBinaryData: true}
+	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
 	if err != nil {
 		return nil, corrupt("checkpoint parquet: %v", err)
 	}
@@ -91,9 +109,10 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 	}
 	defer rr.Release()
 
-	// NumRows comes from the footer: use it as a capacity hint only when the
-	// file is big enough to plausibly hold that many rows.
-	out := make([]Action, 0, min(pf.NumRows(), int64(len(data))))
+	// NumRows comes from the footer: trust it as a capacity hint only as far
+	// as the file is big enough to hold that many rows (real checkpoints take
+	// ten bytes a row or more), so a forged footer cannot make us allocate.
+	out := make([]Action, 0, min(pf.NumRows(), int64(len(data)/4+1)))
 	row := 0
 	for rr.Next() {
 		rec := rr.RecordBatch()
@@ -103,12 +122,14 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 		}
 		n := int(rec.NumRows())
 		for i := 0; i < n; i++ {
-			a, ok, err := dec.decodeRow(i, row+i)
+			// Decode in place: no Action copy, nothing escapes per row.
+			out = append(out, Action{})
+			ok, err := dec.decodeRow(i, row+i, &out[len(out)-1])
 			if err != nil {
 				return nil, err
 			}
-			if ok {
-				out = append(out, a)
+			if !ok {
+				out = out[:len(out)-1]
 			}
 		}
 		row += n
@@ -122,12 +143,13 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 	return out, nil
 }
 
-// cpqLeaves picks the leaf columns under the fields we decode. A known
-// top-level name that is not a group, or a file with no action column at all,
-// is not a checkpoint.
-func cpqLeaves(sc *schema.Schema) ([]int, error) {
+// cpqLeaves picks the leaf columns under the fields we decode, grouped by
+// top-level column in file order. A known top-level name that is not a group,
+// or a file with no action column at all, is not a checkpoint.
+func cpqLeaves(sc *schema.Schema) ([]cpqGroup, error) {
 	root := sc.Root()
-	found := false
+	var groups []cpqGroup
+	byName := map[string]int{}
 	for i := 0; i < root.NumFields(); i++ {
 		f := root.Field(i)
 		if _, ok := cpqFields[f.Name()]; !ok {
@@ -136,25 +158,125 @@ func cpqLeaves(sc *schema.Schema) ([]int, error) {
 		if f.Type() != schema.Group {
 			return nil, corrupt("checkpoint parquet: column %q is not a struct", f.Name())
 		}
-		found = true
+		byName[f.Name()] = len(groups)
+		groups = append(groups, cpqGroup{name: f.Name(), optional: f.RepetitionType() == parquet.Repetitions.Optional})
 	}
-	if !found {
+	if len(groups) == 0 {
 		return nil, corrupt("checkpoint parquet: no action columns")
 	}
-	var leaves []int
 	for i := 0; i < sc.NumColumns(); i++ {
 		p := sc.Column(i).ColumnPath()
 		if len(p) < 2 {
 			continue
 		}
-		if fields, ok := cpqFields[p[0]]; ok && slices.Contains(fields, p[1]) {
-			leaves = append(leaves, i)
+		if g, ok := byName[p[0]]; ok && slices.Contains(cpqFields[p[0]], p[1]) {
+			groups[g].leaves = append(groups[g].leaves, i)
 		}
 	}
-	if len(leaves) == 0 {
-		return nil, corrupt("checkpoint parquet: action columns have no known fields")
+	return slices.DeleteFunc(groups, func(g cpqGroup) bool { return len(g.leaves) == 0 }), nil
+}
+
+// cpqGroup is one top-level action column and the leaves we read of it.
+type cpqGroup struct {
+	name     string
+	optional bool
+	leaves   []int
+}
+
+// cpqPresent tells whether any row of the file has the group's struct set.
+// A checkpoint of a big table is nearly all add rows; remove, domainMetadata
+// and the like are often null throughout, and pqarrow would still build
+// full-length arrays for each of their leaves. Reading the definition levels
+// of one small leaf is far cheaper than that.
+func cpqPresent(pf *file.Reader, g cpqGroup) (bool, error) {
+	if !g.optional {
+		return true, nil
 	}
-	return leaves, nil
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		rgr := pf.RowGroup(rg)
+		probe, best := -1, int64(math.MaxInt64)
+		for _, c := range g.leaves {
+			cc, err := rgr.MetaData().ColumnChunk(c)
+			if err != nil {
+				return false, corrupt("checkpoint parquet: row group %d column %d: %v", rg, c, err)
+			}
+			if sz := cc.TotalCompressedSize(); sz < best {
+				probe, best = c, sz
+			}
+		}
+		cr, err := rgr.Column(probe)
+		if err != nil {
+			return false, corrupt("checkpoint parquet: row group %d column %d: %v", rg, probe, err)
+		}
+		// The top-level struct is the first optional level below the root,
+		// so definition level >= 1 means the struct is set in that row.
+		found, err := cpqAnyDefined(cr, 1)
+		if err != nil {
+			return false, corrupt("checkpoint parquet: row group %d column %d: %v", rg, probe, err)
+		}
+		if found {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// cpqAnyDefined reports whether any definition level of the column chunk
+// reaches level.
+func cpqAnyDefined(cr file.ColumnChunkReader, level int16) (bool, error) {
+	descr := cr.Descriptor()
+	if descr.MaxDefinitionLevel() < level {
+		return true, nil
+	}
+	const n = 4096
+	defs := make([]int16, n)
+	var reps []int16
+	if descr.MaxRepetitionLevel() > 0 {
+		reps = make([]int16, n)
+	}
+	var read func() (int64, error)
+	switch r := cr.(type) {
+	case *file.BooleanColumnChunkReader:
+		v := make([]bool, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.Int32ColumnChunkReader:
+		v := make([]int32, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.Int64ColumnChunkReader:
+		v := make([]int64, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.Int96ColumnChunkReader:
+		v := make([]parquet.Int96, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.Float32ColumnChunkReader:
+		v := make([]float32, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.Float64ColumnChunkReader:
+		v := make([]float64, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.ByteArrayColumnChunkReader:
+		v := make([]parquet.ByteArray, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	case *file.FixedLenByteArrayColumnChunkReader:
+		v := make([]parquet.FixedLenByteArray, n)
+		read = func() (int64, error) { t, _, err := r.ReadBatch(n, v, defs, reps); return t, err }
+	default:
+		return true, nil // unknown reader: let pqarrow read it
+	}
+	for {
+		total, err := read()
+		if err != nil {
+			return false, err
+		}
+		if total <= 0 {
+			return false, cr.Err()
+		}
+		for _, d := range defs[:min(total, n)] {
+			if d >= level {
+				return true, nil
+			}
+		}
+	}
 }
 
 // cpqPreflight touches the footer metadata of every chunk we will read.
@@ -238,29 +360,29 @@ func newCPQBatch(rec arrow.RecordBatch) (*cpqBatch, error) {
 	return b, nil
 }
 
-// decodeRow returns the action of row i; ok is false for a row without any
-// action we model (e.g. only commitInfo).
-func (b *cpqBatch) decodeRow(i, row int) (a Action, ok bool, err error) {
+// decodeRow decodes row i into a; ok is false for a row without any action
+// we model (e.g. only commitInfo).
+func (b *cpqBatch) decodeRow(i, row int, a *Action) (ok bool, err error) {
 	var first cpqDecoder
 	for _, d := range b.decs {
 		if !d.valid(i) {
 			continue
 		}
 		if first != nil {
-			return a, false, corrupt("checkpoint row %d: both %s and %s are set", row, first.name(), d.name())
+			return false, corrupt("checkpoint row %d: both %s and %s are set", row, first.name(), d.name())
 		}
 		first = d
-		if err := d.decode(i, row, &a); err != nil {
-			return a, false, err
+		if err := d.decode(i, row, a); err != nil {
+			return false, err
 		}
 	}
 	if first == nil {
-		return a, false, nil
+		return false, nil
 	}
 	if err := a.validate(); err != nil {
-		return a, false, corrupt("checkpoint row %d: %v", row, err)
+		return false, corrupt("checkpoint row %d: %v", row, err)
 	}
-	return a, true, nil
+	return true, nil
 }
 
 // ---- column views -------------------------------------------------------
@@ -969,6 +1091,9 @@ func (d *cpqProtocolDec) decode(i, row int, a *Action) error {
 	if err != nil {
 		return err
 	}
+	if r < 0 || w < 0 {
+		return corrupt("checkpoint row %d: negative protocol version %d/%d", row, r, w)
+	}
 	p := &Protocol{MinReaderVersion: int(r), MinWriterVersion: int(w)}
 	if p.ReaderFeatures, err = d.readerFeatures.get(i, row); err != nil {
 		return err
@@ -1323,8 +1448,10 @@ func WriteCheckpointParquet(actions []Action) ([]byte, error) {
 		// Column statistics of long stats strings only bloat the footer;
 		// nobody prunes checkpoint row groups by them.
 		parquet.WithStats(false),
+		// Paths and stats are unique per row, so dictionaries only cost time;
+		// zstd already squeezes repeated partition values.
+		parquet.WithDictionaryDefault(false),
 		parquet.WithAllocator(mem),
-		parquet.WithCreatedBy("lakesql"),
 	)
 	var buf bytes.Buffer
 	fw, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))

@@ -17,7 +17,9 @@ const DefaultTargetFileSize = 128 << 20
 
 // WriteOptions tune WriteFiles.
 type WriteOptions struct {
-	// TargetFileSize splits the output into files of about this many bytes.
+	// TargetFileSize splits the output of an unpartitioned table into files
+	// of about this many bytes. A partitioned write makes one file per
+	// partition value.
 	TargetFileSize int64
 }
 
@@ -65,9 +67,12 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	options := []string{
 		"FORMAT parquet", "RETURN_STATS", "COMPRESSION snappy",
 		"FILENAME_PATTERN 'part-{uuid}'", "APPEND",
-		fmt.Sprintf("FILE_SIZE_BYTES %d", target),
 	}
-	if pcs := s.Metadata.PartitionColumns; len(pcs) > 0 {
+	if pcs := s.Metadata.PartitionColumns; len(pcs) == 0 {
+		options = append(options, fmt.Sprintf("FILE_SIZE_BYTES %d", target))
+	} else {
+		// DuckDB cannot split partitioned output by size: one file per
+		// partition per write.
 		quoted := make([]string, len(pcs))
 		for i, c := range pcs {
 			quoted[i] = quoteIdent(c)

@@ -49,8 +49,11 @@ func parseLogFile(key string) logFile {
 	if len(name) < 21 || name[20] != '.' {
 		return f
 	}
+	if !allDigits(name[:20]) {
+		return f
+	}
 	v, err := strconv.ParseInt(name[:20], 10, 64)
-	if err != nil || v < 0 {
+	if err != nil {
 		return f
 	}
 	f.version = v
@@ -66,7 +69,7 @@ func parseLogFile(key string) logFile {
 		if len(parts) == 4 && parts[3] == "parquet" {
 			p, err1 := strconv.Atoi(parts[1])
 			t, err2 := strconv.Atoi(parts[2])
-			if err1 == nil && err2 == nil && p >= 1 && p <= t {
+			if err1 == nil && err2 == nil && allDigits(parts[1]) && allDigits(parts[2]) && p >= 1 && p <= t {
 				f.kind, f.part, f.numParts = kindCheckpointPart, p, t
 			}
 		} else if len(parts) == 3 && (parts[2] == "json" || parts[2] == "parquet") {
@@ -75,3 +78,4 @@ func parseLogFile(key string) logFile {
 	}
 	return f
 }
+

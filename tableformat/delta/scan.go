@@ -30,6 +30,12 @@ const (
 // rows removed by deletion vectors left out. The DuckDB session must use
 // TimeZone 'UTC' (see PrepareDuckDB), since timestamps are cast under it.
 func (s *Snapshot) ScanSQL(ctx context.Context, q Querier) (string, error) {
+	return s.ScanFilesSQL(ctx, q, s.files)
+}
+
+// ScanFilesSQL is ScanSQL restricted to some of the snapshot's files: the
+// rows a copy-on-write rewrite must carry over.
+func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (string, error) {
 	schema, err := s.Schema()
 	if err != nil {
 		return "", err
@@ -46,8 +52,8 @@ func (s *Snapshot) ScanSQL(ctx context.Context, q Querier) (string, error) {
 		parts[c] = true
 	}
 	var plain, withDV []*Add
-	paths := make(map[*Add]string, len(s.files))
-	for _, f := range s.files {
+	paths := make(map[*Add]string, len(files))
+	for _, f := range files {
 		p, err := s.table.filePath(f.Path)
 		if err != nil {
 			return "", err
@@ -59,13 +65,13 @@ func (s *Snapshot) ScanSQL(ctx context.Context, q Querier) (string, error) {
 			plain = append(plain, f)
 		}
 	}
-	if len(s.files) == 0 {
+	if len(files) == 0 {
 		return s.emptySQL(schema)
 	}
 	// Which physical columns the files hold: a column added to the schema
 	// after a file was written is NULL for that file's rows.
-	allPaths := make([]string, 0, len(s.files))
-	for _, f := range s.files {
+	allPaths := make([]string, 0, len(files))
+	for _, f := range files {
 		allPaths = append(allPaths, paths[f])
 	}
 	present, err := parquetColumns(ctx, q, allPaths)

@@ -52,6 +52,7 @@ const (
 // MaxDecimalPrecision is the largest decimal precision Delta allows.
 const MaxDecimalPrecision = 38
 
+// String returns the type name as written in a schemaString.
 func (p PrimitiveType) String() string { return string(p) }
 func (PrimitiveType) deltaDataType()   {}
 
@@ -87,6 +88,7 @@ type DecimalType struct {
 	Scale     int
 }
 
+// String returns "decimal(p,s)", the schemaString spelling.
 func (d DecimalType) String() string { return fmt.Sprintf("decimal(%d,%d)", d.Precision, d.Scale) }
 func (DecimalType) deltaDataType()   {}
 
@@ -146,6 +148,7 @@ func (*StructType) deltaDataType() {}
 func (*ArrayType) deltaDataType()  {}
 func (*MapType) deltaDataType()    {}
 
+// String renders the struct as "struct<name:type,...>", for messages.
 func (s *StructType) String() string {
 	if s == nil {
 		return "<nil>"
@@ -168,6 +171,7 @@ func (s *StructType) String() string {
 	return b.String()
 }
 
+// String renders the array as "array<type>", for messages.
 func (a *ArrayType) String() string {
 	if a == nil {
 		return "<nil>"
@@ -175,6 +179,7 @@ func (a *ArrayType) String() string {
 	return "array<" + typeString(a.ElementType) + ">"
 }
 
+// String renders the map as "map<key,value>", for messages.
 func (m *MapType) String() string {
 	if m == nil {
 		return "<nil>"

@@ -100,11 +100,19 @@ func (t *Table) At(ctx context.Context, version int64) (*Snapshot, error) {
 }
 
 func (t *Table) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
-	files, err := t.listLog(ctx, want)
-	if err != nil {
-		return nil, err
+	startAfter := t.hintedStart(ctx, want)
+	var seg segment
+	files, err := t.listLog(ctx, startAfter)
+	if err == nil {
+		seg, err = planSegment(files, want)
 	}
-	seg, err := planSegment(files, want)
+	if startAfter != "" && (err != nil || seg.checkpointVersion < 0) {
+		// The hint named no complete checkpoint: the listing is the truth.
+		if files, err = t.listLog(ctx, ""); err != nil {
+			return nil, err
+		}
+		seg, err = planSegment(files, want)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -143,45 +151,34 @@ func (t *Table) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
 	return snap, nil
 }
 
-// listLog lists the log. With a usable _last_checkpoint it lists only from
-// that checkpoint on, so opening a table costs the same however long its
-// history; when the hint is missing, corrupt or too new, it lists everything.
-func (t *Table) listLog(ctx context.Context, want int64) ([]logFile, error) {
-	startAfter := ""
-	if lc, ok := t.readLastCheckpoint(ctx); ok && (want < 0 || lc.Version <= want) {
-		// The bare version prefix sorts just before that checkpoint's names.
-		startAfter = fmt.Sprintf("%s/%020d", logDir, lc.Version)
+// hintedStart reads _last_checkpoint: with a usable hint the log is listed
+// only from that checkpoint on, so opening a table costs the same however
+// long its history. A missing, corrupt or too new hint lists everything.
+func (t *Table) hintedStart(ctx context.Context, want int64) string {
+	lc, ok := t.readLastCheckpoint(ctx)
+	if !ok || (want >= 0 && lc.Version > want) {
+		return ""
 	}
-	for {
-		objs, err := t.store.List(ctx, logDir+"/", startAfter)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", logDir, err)
-		}
-		files := make([]logFile, 0, len(objs))
-		for _, o := range objs {
-			if f := parseLogFile(o.Key); f.kind != kindOther {
-				files = append(files, f)
-			}
-		}
-		// The hint must name a complete checkpoint; otherwise list it all.
-		if startAfter != "" && !hasCheckpoint(files) {
-			startAfter = ""
-			continue
-		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%w: no log entries in %s", ErrNotATable, logDir)
-		}
-		return files, nil
-	}
+	// The bare version prefix sorts just before that checkpoint's names.
+	return fmt.Sprintf("%s/%020d", logDir, lc.Version)
 }
 
-func hasCheckpoint(files []logFile) bool {
-	for _, f := range files {
-		if f.kind != kindCommit {
-			return true
+// listLog lists the log files after startAfter ("" for all of them).
+func (t *Table) listLog(ctx context.Context, startAfter string) ([]logFile, error) {
+	objs, err := t.store.List(ctx, logDir+"/", startAfter)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", logDir, err)
+	}
+	files := make([]logFile, 0, len(objs))
+	for _, o := range objs {
+		if f := parseLogFile(o.Key); f.kind != kindOther {
+			files = append(files, f)
 		}
 	}
-	return false
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: no log entries in %s", ErrNotATable, logDir)
+	}
+	return files, nil
 }
 
 func (t *Table) readLastCheckpoint(ctx context.Context) (lastCheckpointInfo, bool) {

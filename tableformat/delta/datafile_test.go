@@ -1,0 +1,98 @@
+package delta
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestWriteFilesStatsAndPartitions checks what WriteFiles puts in add
+// actions: stats as the protocol prescribes, partition values in their
+// string forms, null partitions under __HIVE_DEFAULT_PARTITION__, escaped
+// folder names and URI-encoded paths that resolve to real files.
+func TestWriteFilesStatsAndPartitions(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	store, err := NewLocalStorage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(name string, t DataType) *StructField { return &StructField{Name: name, Type: t, Nullable: true} }
+	schema := &StructType{Fields: []*StructField{
+		f("id", TypeLong), f("s", TypeString), f("ts", TypeTimestamp), f("ntz", TypeTimestampNTZ),
+		f("d", DecimalType{Precision: 5, Scale: 2}), f("st", &StructType{Fields: []*StructField{f("x", TypeInteger)}}),
+		f("b", TypeBoolean), f("part", TypeString), f("pts", TypeTimestamp),
+	}}
+	snap, err := Create(ctx, store, CreateOptions{Schema: schema, PartitionColumns: []string{"part", "pts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", 40)
+	adds, err := snap.WriteFiles(ctx, db, `
+		SELECT * FROM (VALUES
+		  (1, 'a', TIMESTAMPTZ '2024-01-01 00:00:00.123789+00', TIMESTAMP '2024-01-01 00:00:00.999999', 1.50, {'x': 5}, true, 'a/b %=c', TIMESTAMPTZ '2024-05-06 07:08:09.5+00'),
+		  (7, '`+long+`', NULL, TIMESTAMP '1999-12-31 23:59:59', -2.25, NULL, NULL, 'a/b %=c', TIMESTAMPTZ '2024-05-06 07:08:09.5+00'),
+		  (3, NULL, NULL, NULL, NULL, {'x': NULL}, false, NULL, NULL)
+		) v(id, s, ts, ntz, d, st, b, part, pts)`, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(adds) != 2 {
+		t.Fatalf("%d files, want 2 (one per partition)", len(adds))
+	}
+	byPart := map[string]*Add{}
+	for _, a := range adds {
+		key := "null"
+		if v := a.PartitionValues["part"]; v != nil {
+			key = *v
+		}
+		byPart[key] = a
+		p, err := NewTable(store).filePath(a.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(p); err != nil || st.Size() != a.Size {
+			t.Fatalf("%s: file %s: %v (size %d)", a.Path, p, err, a.Size)
+		}
+	}
+	special, null := byPart["a/b %=c"], byPart["null"]
+	if special == nil || null == nil {
+		t.Fatalf("partitions: %v", byPart)
+	}
+	if got := *special.PartitionValues["pts"]; got != "2024-05-06T07:08:09.500000Z" {
+		t.Errorf("timestamp partition value %q", got)
+	}
+	if null.PartitionValues["pts"] != nil || !strings.Contains(null.Path, "part=__HIVE_DEFAULT_PARTITION__/") {
+		t.Errorf("null partition: path %s values %v", null.Path, null.PartitionValues)
+	}
+	if !strings.HasPrefix(special.Path, "part=a%252Fb%2520%2525%253Dc/") {
+		t.Errorf("special partition path %s", special.Path)
+	}
+
+	var got map[string]any
+	if err := json.Unmarshal([]byte(special.Stats), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"numRecords": 2.0,
+		"minValues": map[string]any{
+			"id": 1.0, "s": "a", "ts": "2024-01-01T00:00:00.123Z", "ntz": "1999-12-31T23:59:59.000",
+			"d": -2.25, "st": map[string]any{"x": 5.0},
+		},
+		"maxValues": map[string]any{
+			"id": 7.0, "s": strings.Repeat("é", 32) + "\U0010FFFF", "ts": "2024-01-01T00:00:00.123Z",
+			"ntz": "2024-01-01T00:00:00.999", "d": 1.5, "st": map[string]any{"x": 5.0},
+		},
+		"nullCount": map[string]any{"id": 0.0, "s": 0.0, "ts": 1.0, "ntz": 0.0, "d": 0.0, "st": map[string]any{"x": 1.0}, "b": 1.0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+	if n, ok := null.NumRecords(); !ok || n != 1 {
+		t.Errorf("null partition numRecords = %d, %v", n, ok)
+	}
+}
