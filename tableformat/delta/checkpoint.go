@@ -15,7 +15,10 @@ const defaultTombstoneRetention = 7 * 24 * time.Hour
 // actions go into the checkpoint, so the exactly-once record survives log
 // cleanup.
 func (t *Table) Checkpoint(ctx context.Context, version int64) error {
-	snap, err := t.At(ctx, version)
+	if version < 0 {
+		return fmt.Errorf("checkpoint %d: version must not be negative", version)
+	}
+	snap, err := t.snapshot(ctx, version, true)
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}

@@ -58,6 +58,13 @@ const cpqReadBatch = 64 << 10
 // V2 checkpoint in Parquet, or a Parquet sidecar. Columns we do not model are
 // not read. Anything malformed is an error wrapping ErrCorruptLog.
 func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
+	return readCheckpointParquet(data, false)
+}
+
+// readCheckpointParquet can leave out the remove column: a reader needs no
+// tombstones from a checkpoint, and skipping them keeps opening a table with
+// a long history of rewrites as cheap as opening a young one.
+func readCheckpointParquet(data []byte, skipRemoves bool) (actions []Action, err error) {
 	// arrow-go trusts the file in places (lengths, offsets); a hostile or torn
 	// file must surface as a corrupt log, not bring the process down.
 	defer func() {
@@ -80,6 +87,9 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 	}
 	var leaves []int
 	for _, g := range groups {
+		if skipRemoves && g.name == "remove" {
+			continue
+		}
 		if err := cpqPreflight(pf, g.leaves); err != nil {
 			return nil, err
 		}

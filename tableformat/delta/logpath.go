@@ -19,6 +19,10 @@ func checkpointKey(version int64) string {
 	return fmt.Sprintf("%s/%020d.checkpoint.parquet", logDir, version)
 }
 
+func checkpointPartKey(version int64, part, parts int) string {
+	return fmt.Sprintf("%s/%020d.checkpoint.%010d.%010d.parquet", logDir, version, part, parts)
+}
+
 const lastCheckpointKey = logDir + "/_last_checkpoint"
 
 // logFileKind classifies a file of the log folder by its name.
@@ -39,6 +43,7 @@ type logFile struct {
 	version  int64
 	part     int // for multi-part checkpoints, 1-based
 	numParts int
+	data     []byte // the content, when it was read while finding the file
 }
 
 // parseLogFile recognises the names PROTOCOL.md defines; anything else
@@ -78,4 +83,3 @@ func parseLogFile(key string) logFile {
 	}
 	return f
 }
-

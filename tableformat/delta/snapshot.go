@@ -44,10 +44,6 @@ type Snapshot struct {
 // Files returns the active data files, sorted by path.
 func (s *Snapshot) Files() []*Add { return s.files }
 
-// Tombstones returns the remove actions still carried by the state, the ones
-// a checkpoint must keep.
-func (s *Snapshot) Tombstones() []*Remove { return s.tombstones }
-
 // TxnVersion returns the last version committed by the application appID.
 func (s *Snapshot) TxnVersion(appID string) (int64, bool) {
 	t, ok := s.txns[appID]
@@ -88,7 +84,7 @@ type lastCheckpointInfo struct {
 
 // Latest returns the snapshot at the newest version.
 func (t *Table) Latest(ctx context.Context) (*Snapshot, error) {
-	return t.snapshot(ctx, -1)
+	return t.snapshot(ctx, -1, false)
 }
 
 // At returns the snapshot at version (time travel).
@@ -96,38 +92,31 @@ func (t *Table) At(ctx context.Context, version int64) (*Snapshot, error) {
 	if version < 0 {
 		return nil, fmt.Errorf("snapshot at version %d: version must not be negative", version)
 	}
-	return t.snapshot(ctx, version)
+	return t.snapshot(ctx, version, false)
 }
 
-func (t *Table) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
-	startAfter := t.hintedStart(ctx, want)
-	var seg segment
-	files, err := t.listLog(ctx, startAfter)
-	if err == nil {
-		seg, err = planSegment(files, want)
-	}
-	if startAfter != "" && (err != nil || seg.checkpointVersion < 0) {
-		// The hint named no complete checkpoint: the listing is the truth.
-		if files, err = t.listLog(ctx, ""); err != nil {
-			return nil, err
-		}
-		seg, err = planSegment(files, want)
-	}
+// snapshot replays the log up to want (-1: latest). Tombstones of the
+// checkpoint are read only withTombstones: a checkpoint writer needs them,
+// a reader does not.
+func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (*Snapshot, error) {
+	seg, err := t.findSegment(ctx, want)
 	if err != nil {
 		return nil, err
 	}
 	st := newLogState(filepathToSlash(t.store.LocalPath("")))
 	if len(seg.checkpoint) > 0 {
-		actions, err := t.readCheckpoint(ctx, seg.checkpoint)
+		actions, err := t.readCheckpoint(ctx, seg.checkpoint, !withTombstones)
 		if err != nil {
 			return nil, fmt.Errorf("read checkpoint %d: %w", seg.checkpointVersion, err)
 		}
 		st.apply(actions)
 	}
 	for _, c := range seg.commits {
-		data, err := t.store.Get(ctx, c.key)
-		if err != nil {
-			return nil, fmt.Errorf("read commit %d: %w", c.version, err)
+		data := c.data
+		if data == nil {
+			if data, err = t.store.Get(ctx, c.key); err != nil {
+				return nil, fmt.Errorf("read commit %d: %w", c.version, err)
+			}
 		}
 		actions, err := ParseActions(data)
 		if err != nil {
@@ -149,6 +138,73 @@ func (t *Table) snapshot(ctx context.Context, want int64) (*Snapshot, error) {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// findSegment finds the checkpoint and commits to replay. It follows
+// _last_checkpoint without listing when it can, then lists from the hinted
+// checkpoint on, and lists everything when the hint does not check out.
+func (t *Table) findSegment(ctx context.Context, want int64) (segment, error) {
+	lc, hinted := t.readLastCheckpoint(ctx)
+	if hinted && (want < 0 || lc.Version <= want) {
+		if seg, ok := t.probeSegment(ctx, lc, want); ok {
+			return seg, nil
+		}
+	}
+	startAfter := t.hintedStart(ctx, want)
+	var seg segment
+	files, err := t.listLog(ctx, startAfter)
+	if err == nil {
+		seg, err = planSegment(files, want)
+	}
+	if startAfter != "" && (err != nil || seg.checkpointVersion < 0) {
+		// The hint named no complete checkpoint: the listing is the truth.
+		if files, err = t.listLog(ctx, ""); err != nil {
+			return segment{}, err
+		}
+		seg, err = planSegment(files, want)
+	}
+	return seg, err
+}
+
+// probeSegment reads the classic or multi-part checkpoint the hint names,
+// then the commits after it one by one until the next is missing: no
+// listing, so the cost does not grow with the length of the history. It
+// reports false when anything does not check out, and the caller lists.
+func (t *Table) probeSegment(ctx context.Context, lc lastCheckpointInfo, want int64) (segment, bool) {
+	seg := segment{checkpointVersion: lc.Version}
+	keys := []string{checkpointKey(lc.Version)}
+	if lc.Parts != nil && *lc.Parts > 1 {
+		if *lc.Parts > 100000 {
+			return segment{}, false
+		}
+		keys = keys[:0]
+		for p := 1; p <= *lc.Parts; p++ {
+			keys = append(keys, checkpointPartKey(lc.Version, p, *lc.Parts))
+		}
+	}
+	for _, k := range keys {
+		data, err := t.store.Get(ctx, k)
+		if err != nil {
+			return segment{}, false
+		}
+		seg.checkpoint = append(seg.checkpoint, logFile{key: k, version: lc.Version, data: data})
+	}
+	v := lc.Version + 1
+	for ; want < 0 || v <= want; v++ {
+		data, err := t.store.Get(ctx, commitKey(v))
+		if errors.Is(err, ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return segment{}, false
+		}
+		seg.commits = append(seg.commits, logFile{key: commitKey(v), kind: kindCommit, version: v, data: data})
+	}
+	seg.version = v - 1
+	if want >= 0 && seg.version != want {
+		return segment{}, false // let the listing name what is missing
+	}
+	return seg, true
 }
 
 // hintedStart reads _last_checkpoint: with a usable hint the log is listed
@@ -302,10 +358,10 @@ func startName(cp int64) string {
 
 // readCheckpoint reads every part of a checkpoint, and for a V2 checkpoint
 // the sidecar files it names.
-func (t *Table) readCheckpoint(ctx context.Context, parts []logFile) ([]Action, error) {
+func (t *Table) readCheckpoint(ctx context.Context, parts []logFile, skipRemoves bool) ([]Action, error) {
 	var all []Action
 	for _, p := range parts {
-		actions, err := t.readActionsFile(ctx, p.key)
+		actions, err := t.readActionsFile(ctx, p, skipRemoves)
 		if err != nil {
 			return nil, err
 		}
@@ -321,7 +377,7 @@ func (t *Table) readCheckpoint(ctx context.Context, parts []logFile) ([]Action, 
 		if err != nil {
 			return nil, err
 		}
-		actions, err := t.readActionsFile(ctx, key)
+		actions, err := t.readActionsFile(ctx, logFile{key: key}, skipRemoves)
 		if err != nil {
 			return nil, fmt.Errorf("sidecar: %w", err)
 		}
@@ -341,16 +397,19 @@ func sidecarKey(p string) (string, error) {
 	return logDir + "/_sidecars/" + rel, nil
 }
 
-func (t *Table) readActionsFile(ctx context.Context, key string) ([]Action, error) {
-	data, err := t.store.Get(ctx, key)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return nil, corrupt("%s is missing", key)
+func (t *Table) readActionsFile(ctx context.Context, f logFile, skipRemoves bool) ([]Action, error) {
+	key, data := f.key, f.data
+	if data == nil {
+		var err error
+		if data, err = t.store.Get(ctx, key); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil, corrupt("%s is missing", key)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	if strings.HasSuffix(key, ".parquet") {
-		actions, err := ReadCheckpointParquet(data)
+		actions, err := readCheckpointParquet(data, skipRemoves)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path.Base(key), err)
 		}

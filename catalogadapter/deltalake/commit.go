@@ -1,0 +1,435 @@
+package deltalake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/tableformat/delta"
+)
+
+// Commit implements catalogadapter.Provider: a compare-and-swap loop over
+// the Delta log. Each attempt reads the latest version, checks the
+// exactly-once record, and writes the next version with put-if-absent. A
+// lost race is retried with backoff when the winners did not touch what
+// this commit depends on (a blind append never depends on anything), and
+// reported as ErrConflict when they did.
+//
+// With nothing to record (no files, no removals, no epoch) nothing is
+// written and the current version is returned. A checkpoint that fails
+// after a commit does not fail the commit: the log stays the truth.
+func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt, opts catalogadapter.CommitOptions) (catalogadapter.CommitOutcome, error) {
+	t, tpath, err := p.table(id)
+	if err != nil {
+		return catalogadapter.CommitOutcome{}, err
+	}
+	fail := func(err error) (catalogadapter.CommitOutcome, error) {
+		if opts.Epoch >= 0 && opts.WriterID != "" {
+			return catalogadapter.CommitOutcome{}, fmt.Errorf("commit epoch %d of %q to %s: %w", opts.Epoch, opts.WriterID, tpath, err)
+		}
+		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", tpath, err)
+	}
+	adds, err := decodeReceipts(tpath, receipts)
+	if err != nil {
+		return fail(err)
+	}
+	removes, err := checkRemoves(opts.Removes, adds)
+	if err != nil {
+		return fail(err)
+	}
+	// An epoch without a writer id cannot be recorded (a txn needs an
+	// appId), so it is ignored, as CommitOptions' zero value expects.
+	recordEpoch := opts.Epoch >= 0 && opts.WriterID != ""
+	maxRetries := opts.MaxRetries
+	if maxRetries <= 0 {
+		maxRetries = p.opts.MaxRetries
+	}
+	op := opts.Operation
+	if op == "" {
+		op = "WRITE"
+	}
+	var params map[string]any
+	if recordEpoch {
+		params = map[string]any{"writerId": opts.WriterID, "epoch": opts.Epoch}
+	}
+	for attempt := 0; ; attempt++ {
+		snap, err := t.Latest(ctx)
+		if err != nil {
+			return fail(readError(tpath, err))
+		}
+		if recordEpoch {
+			if v, ok := snap.TxnVersion(opts.WriterID); ok && v >= opts.Epoch {
+				return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt, Skipped: true}, nil
+			}
+		}
+		actions, err := p.actions(snap, adds, removes, opts, recordEpoch)
+		if err != nil {
+			return fail(err)
+		}
+		if len(actions) == 0 {
+			return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt}, nil
+		}
+		if p.beforeCommit != nil {
+			p.beforeCommit(attempt)
+		}
+		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now})
+		if err == nil {
+			return catalogadapter.CommitOutcome{Version: res.Version, CommitTime: res.Time, Retries: attempt}, nil
+		}
+		var ce *delta.ConflictError
+		if !errors.As(err, &ce) {
+			if errors.Is(err, delta.ErrUnsupportedFeature) {
+				return fail(fmt.Errorf("%w: %w", catalogadapter.ErrUnsupported, err))
+			}
+			return fail(err)
+		}
+		if recordEpoch && epochLanded(ce.Winners, opts.WriterID, opts.Epoch) {
+			v := ce.Version
+			if n := len(ce.Winners); n > 0 {
+				v = ce.Winners[n-1].Version
+			}
+			return catalogadapter.CommitOutcome{Version: v, Retries: attempt, Skipped: true}, nil
+		}
+		if why := dependencyChanged(tpath, ce.Winners, snap, removes); why != "" {
+			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
+		}
+		if attempt >= maxRetries {
+			return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
+		}
+		if err := sleep(ctx, p.backoff(attempt)); err != nil {
+			return fail(fmt.Errorf("retry after a lost race at version %d: %w", ce.Version, err))
+		}
+	}
+}
+
+// actions builds one attempt's commit against snap: the txn record, the
+// tombstones (filled from the live files, which must still hold them) and
+// the adds.
+func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []string, opts catalogadapter.CommitOptions, recordEpoch bool) ([]delta.Action, error) {
+	now := p.opts.Now().UnixMilli()
+	var out []delta.Action
+	if recordEpoch {
+		out = append(out, delta.Action{Txn: &delta.Txn{AppID: opts.WriterID, Version: opts.Epoch, LastUpdated: &now}})
+	}
+	if len(removes) > 0 {
+		if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
+			return nil, fmt.Errorf("%w: the table is append-only (delta.appendOnly): files cannot be removed", catalogadapter.ErrInvalid)
+		}
+		root := filepath.ToSlash(snap.Table().Storage().LocalPath(""))
+		live := make(map[string]*delta.Add, len(snap.Files()))
+		for _, f := range snap.Files() {
+			live[canonical(root, f.Path)] = f
+		}
+		for _, r := range removes {
+			f, ok := live[canonical(root, r)]
+			if !ok {
+				return nil, fmt.Errorf("%w: file %s is no longer in the table at version %d (another writer removed it)",
+					catalogadapter.ErrConflict, r, snap.Version)
+			}
+			size, ext := f.Size, true
+			out = append(out, delta.Action{Remove: &delta.Remove{
+				Path:                 f.Path,
+				DeletionTimestamp:    &now,
+				DataChange:           true,
+				ExtendedFileMetadata: &ext,
+				PartitionValues:      f.PartitionValues,
+				Size:                 &size,
+				Tags:                 f.Tags,
+				DeletionVector:       f.DeletionVector,
+			}})
+		}
+	}
+	if len(adds) > 0 {
+		if err := checkAddsFit(snap, adds); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range adds {
+		out = append(out, delta.Action{Add: a})
+	}
+	return out, nil
+}
+
+// checkAddsFit refuses adds staged for another partitioning than the
+// table's current one: their files would be read wrongly.
+func checkAddsFit(snap *delta.Snapshot, adds []*delta.Add) error {
+	want := snap.Metadata.PartitionColumns
+	for _, a := range adds {
+		ok := len(a.PartitionValues) == len(want)
+		for _, c := range want {
+			if _, has := a.PartitionValues[c]; !has {
+				ok = false
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%w: staged file %s was written for other partition columns than the table's %q",
+				catalogadapter.ErrConflict, a.Path, want)
+		}
+	}
+	return nil
+}
+
+// epochLanded tells whether a winning commit recorded this writer's epoch
+// (or a later one): a replay raced us and won, so our commit is redundant.
+func epochLanded(winners []delta.Commit, writerID string, epoch int64) bool {
+	for _, w := range winners {
+		for _, a := range w.Actions {
+			if a.Txn != nil && a.Txn.AppID == writerID && a.Txn.Version >= epoch {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dependencyChanged returns why the winners invalidate this commit, or "":
+// a winner removed a file we remove (our rewrite of it is stale), or
+// changed the table's schema or partitioning (our files may not fit).
+func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapshot, removes []string) string {
+	root := filepath.ToSlash(tpath)
+	ours := make(map[string]string, len(removes))
+	for _, r := range removes {
+		ours[canonical(root, r)] = r
+	}
+	for _, w := range winners {
+		for _, a := range w.Actions {
+			if a.Remove != nil {
+				if r, ok := ours[canonical(root, a.Remove.Path)]; ok {
+					return fmt.Sprintf("version %d removed %s, which this commit rewrites", w.Version, r)
+				}
+			}
+			if md := a.MetaData; md != nil && (md.SchemaString != snap.Metadata.SchemaString ||
+				strings.Join(md.PartitionColumns, "\x00") != strings.Join(snap.Metadata.PartitionColumns, "\x00")) {
+				return fmt.Sprintf("version %d changed the table schema or partitioning", w.Version)
+			}
+		}
+	}
+	return ""
+}
+
+// canonical makes two spellings of a data file path compare equal, as the
+// Delta log reconciles them: escapes decoded, relative paths resolved
+// against the table root.
+func canonical(root, p string) string {
+	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+		if u.Scheme == "file" {
+			return path.Clean(u.Path)
+		}
+		return u.Scheme + "://" + u.Host + path.Clean(u.Path)
+	}
+	if d, err := url.PathUnescape(p); err == nil {
+		p = d
+	}
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return strings.TrimSuffix(root, "/") + "/" + path.Clean(p)
+}
+
+// decodeReceipts reads the add actions out of the receipts and checks that
+// each names a staged data file inside the table that is really there: a
+// bad receipt must not make the table point at a missing or foreign file.
+func decodeReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
+	adds, err := parseReceipts(root, receipts)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range adds {
+		if err := checkStaged(root, a); err != nil {
+			return nil, fmt.Errorf("%w: staged file %d: %w", catalogadapter.ErrInvalid, i, err)
+		}
+	}
+	return adds, nil
+}
+
+// parseReceipts decodes the add actions of the receipts and checks their
+// fields, without touching the files.
+func parseReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
+	var adds []*delta.Add
+	seen := map[string]bool{}
+	for i, r := range receipts {
+		if len(strings.TrimSpace(string(r.Metadata))) == 0 {
+			continue
+		}
+		var as []*delta.Add
+		if err := json.Unmarshal(r.Metadata, &as); err != nil {
+			return nil, fmt.Errorf("%w: receipt %d: metadata is not a list of Delta add actions: %w", catalogadapter.ErrInvalid, i, err)
+		}
+		for j, a := range as {
+			if err := checkAdd(a); err != nil {
+				return nil, fmt.Errorf("%w: receipt %d, file %d: %w", catalogadapter.ErrInvalid, i, j, err)
+			}
+			k := canonical(filepath.ToSlash(root), a.Path)
+			if seen[k] {
+				return nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, a.Path)
+			}
+			seen[k] = true
+			adds = append(adds, a)
+		}
+	}
+	return adds, nil
+}
+
+func checkAdd(a *delta.Add) error {
+	if a == nil {
+		return errors.New("null add action")
+	}
+	if _, err := stagedPath(a.Path); err != nil {
+		return err
+	}
+	switch {
+	case a.Size < 0:
+		return fmt.Errorf("file %s has negative size %d", a.Path, a.Size)
+	case a.DeletionVector != nil:
+		return fmt.Errorf("file %s carries a deletion vector; staged files never do", a.Path)
+	case a.Stats != "" && !json.Valid([]byte(a.Stats)):
+		return fmt.Errorf("file %s has stats that are not JSON", a.Path)
+	}
+	return nil
+}
+
+// checkStaged checks that a's file is there, as big as the receipt says.
+func checkStaged(root string, a *delta.Add) error {
+	rel, err := stagedPath(a.Path)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s is missing", a.Path)
+		}
+		return fmt.Errorf("%s: %w", a.Path, err)
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", a.Path)
+	}
+	if info.Size() != a.Size {
+		return fmt.Errorf("%s has %d bytes, the receipt says %d", a.Path, info.Size(), a.Size)
+	}
+	return nil
+}
+
+// stagedPath checks that an add path is what WriteFiles produces: a
+// relative, URI-encoded path that stays inside the table, outside its log.
+func stagedPath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("add action without path")
+	}
+	if u, err := url.Parse(p); err != nil || u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("file path %q is not a relative path", p)
+	}
+	rel, err := url.PathUnescape(p)
+	if err != nil {
+		return "", fmt.Errorf("file path %q: %w", p, err)
+	}
+	clean := path.Clean(rel)
+	switch {
+	case strings.ContainsRune(rel, 0) || strings.Contains(rel, `\`):
+		return "", fmt.Errorf("file path %q has a NUL or backslash", p)
+	case strings.HasPrefix(rel, "/"), clean != rel:
+		return "", fmt.Errorf("file path %q is not a clean relative path", p)
+	case clean == "." || clean == ".." || strings.HasPrefix(clean, "../"):
+		return "", fmt.Errorf("file path %q leaves the table directory", p)
+	case clean == "_delta_log" || strings.HasPrefix(clean, "_delta_log/"):
+		return "", fmt.Errorf("file path %q is inside the Delta log", p)
+	}
+	return clean, nil
+}
+
+// checkRemoves refuses duplicate or empty removal paths, and a file both
+// added and removed by the same commit.
+func checkRemoves(removes []string, adds []*delta.Add) ([]string, error) {
+	seen := map[string]bool{}
+	for _, r := range removes {
+		if r == "" || strings.ContainsRune(r, 0) {
+			return nil, fmt.Errorf("%w: bad file path %q to remove", catalogadapter.ErrInvalid, r)
+		}
+		k := canonical("/", r)
+		if seen[k] {
+			return nil, fmt.Errorf("%w: file %s is removed twice", catalogadapter.ErrInvalid, r)
+		}
+		seen[k] = true
+	}
+	for _, a := range adds {
+		if seen[canonical("/", a.Path)] {
+			return nil, fmt.Errorf("%w: file %s is both added and removed", catalogadapter.ErrInvalid, a.Path)
+		}
+	}
+	return removes, nil
+}
+
+// backoff is exponential from BaseBackoff, capped at MaxBackoff, with
+// jitter in [d/2, d] so racing writers spread out.
+func (p *Provider) backoff(attempt int) time.Duration {
+	d := p.opts.BaseBackoff
+	for i := 0; i < attempt && d < p.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	if d > p.opts.MaxBackoff {
+		d = p.opts.MaxBackoff
+	}
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + rand.N(d-half+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Discard implements catalogadapter.Discarder: it deletes the staged files
+// of receipts that will not be committed. Files live in the latest version
+// are kept, so a discard after a skipped replay of receipts that did land
+// (a commit that succeeded but reported an error) loses nothing.
+func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt) error {
+	t, tpath, err := p.table(id)
+	if err != nil {
+		return err
+	}
+	adds, err := parseReceipts(tpath, receipts)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
+	if len(adds) == 0 {
+		return nil
+	}
+	snap, err := t.Latest(ctx)
+	if err != nil {
+		return fmt.Errorf("discard staged files: %w", readError(tpath, err))
+	}
+	root := filepath.ToSlash(tpath)
+	kept := map[string]bool{}
+	for _, f := range snap.Files() {
+		kept[canonical(root, f.Path)] = true
+	}
+	var doomed []*delta.Add
+	for _, a := range adds {
+		if !kept[canonical(root, a.Path)] {
+			doomed = append(doomed, a)
+		}
+	}
+	if err := t.DeleteFiles(doomed); err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
+	return nil
+}

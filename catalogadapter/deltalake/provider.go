@@ -1,0 +1,378 @@
+// Package deltalake is the Delta Lake backend of catalogadapter for
+// path-based tables on the local file system. The table log is read and
+// written by tableformat/delta; DuckDB writes and reads the Parquet files.
+package deltalake
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/tableformat/delta"
+)
+
+// Compile-time checks of the interfaces the sink looks for.
+var (
+	_ catalogadapter.Provider      = (*Provider)(nil)
+	_ catalogadapter.Creator       = (*Provider)(nil)
+	_ catalogadapter.Stager        = (*Provider)(nil)
+	_ catalogadapter.Scanner       = (*Provider)(nil)
+	_ catalogadapter.EpochRecorder = (*Provider)(nil)
+	_ catalogadapter.Discarder     = (*Provider)(nil)
+)
+
+// Defaults of Options fields left at zero.
+const (
+	DefaultMaxRetries  = 20
+	DefaultBaseBackoff = 10 * time.Millisecond
+	DefaultMaxBackoff  = 2 * time.Second
+
+	// credentialTTL is how long a minted credential lives; credentialMargin
+	// renews it that long before expiry so no caller holds a dying one.
+	credentialTTL    = 15 * time.Minute
+	credentialMargin = time.Minute
+)
+
+// Options tune a Provider. Zero values select the defaults.
+type Options struct {
+	// Now is the clock for commit times, txn and tombstone timestamps and
+	// credential expiry; time.Now when nil. Tests pin it.
+	Now func() time.Time
+	// MaxRetries bounds the commit retries after lost races (default 20);
+	// CommitOptions.MaxRetries overrides it per commit.
+	MaxRetries int
+	// BaseBackoff and MaxBackoff bound the exponential backoff between
+	// retries (defaults 10ms and 2s).
+	BaseBackoff, MaxBackoff time.Duration
+	// TargetFileSize is the Parquet file size staged writes aim at
+	// (0: delta.DefaultTargetFileSize).
+	TargetFileSize int64
+	// CheckpointInterval is written as delta.checkpointInterval into tables
+	// this provider creates, unless their properties set it (0: the table
+	// default).
+	CheckpointInterval int
+}
+
+// Provider serves Delta tables named by their absolute directory path. It
+// holds no table state, so any number of providers, in any number of
+// processes, may write the same table: the log's put-if-absent commits
+// arbitrate.
+type Provider struct {
+	db    *sql.DB
+	opts  Options
+	creds *catalogadapter.CredentialCache
+
+	// beforeCommit, when set by a test, runs after an attempt has read its
+	// snapshot and built its actions, just before it writes the log entry:
+	// a hook to force races deterministically.
+	beforeCommit func(attempt int)
+}
+
+// New returns a provider that writes and reads Parquet through db, a DuckDB
+// handle (driver "duckdb", built with the duckdb_arrow tag).
+func New(db *sql.DB, opts Options) *Provider {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.BaseBackoff <= 0 {
+		opts.BaseBackoff = DefaultBaseBackoff
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = DefaultMaxBackoff
+	}
+	if opts.MaxBackoff < opts.BaseBackoff {
+		opts.MaxBackoff = opts.BaseBackoff
+	}
+	p := &Provider{db: db, opts: opts}
+	p.creds = catalogadapter.NewCredentialCache(p.mintCredential, opts.Now, credentialMargin)
+	return p
+}
+
+// tablePath checks that id names a path-based table: an absolute, clean
+// directory path and nothing else. Relative paths are refused because they
+// would resolve against whatever the process's working directory is.
+func tablePath(id catalogadapter.TableIdent) (string, error) {
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	if id.Catalog != "" || len(id.Namespace) > 0 {
+		return "", fmt.Errorf("%w: Delta tables are named by path alone, got catalog %q and namespace %q",
+			catalogadapter.ErrInvalid, id.Catalog, id.Namespace)
+	}
+	p := id.Name
+	switch {
+	case !filepath.IsAbs(p):
+		return "", fmt.Errorf("%w: table path %q is not absolute", catalogadapter.ErrInvalid, p)
+	case filepath.Clean(p) != p:
+		return "", fmt.Errorf("%w: table path %q is not clean (want %q)", catalogadapter.ErrInvalid, p, filepath.Clean(p))
+	case filepath.Dir(p) == p:
+		return "", fmt.Errorf("%w: table path %q is the file system root", catalogadapter.ErrInvalid, p)
+	}
+	return p, nil
+}
+
+// table returns the Delta table at id's path.
+func (p *Provider) table(id catalogadapter.TableIdent) (*delta.Table, string, error) {
+	path, err := tablePath(id)
+	if err != nil {
+		return nil, "", err
+	}
+	store, err := delta.NewLocalStorage(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
+	}
+	return delta.NewTable(store), path, nil
+}
+
+// latest opens the newest snapshot of the table at id.
+func (p *Provider) latest(ctx context.Context, id catalogadapter.TableIdent) (*delta.Table, *delta.Snapshot, error) {
+	t, path, err := p.table(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, err := t.Latest(ctx)
+	if err != nil {
+		return nil, nil, readError(path, err)
+	}
+	return t, snap, nil
+}
+
+// readError maps a delta read error to the catalogadapter sentinels,
+// keeping the delta error in the chain. A corrupt log is reported as
+// unsupported: either way we refuse to read the table.
+func readError(path string, err error) error {
+	switch {
+	case errors.Is(err, delta.ErrNotATable), errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("open Delta table %s: %w: %w", path, catalogadapter.ErrNoTable, err)
+	case errors.Is(err, delta.ErrUnsupportedFeature), errors.Is(err, delta.ErrCorruptLog):
+		return fmt.Errorf("open Delta table %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
+	}
+	return fmt.Errorf("open Delta table %s: %w", path, err)
+}
+
+// TableSpec implements catalogadapter.Provider.
+func (p *Provider) TableSpec(ctx context.Context, id catalogadapter.TableIdent) (catalogadapter.TableSpec, error) {
+	_, snap, err := p.latest(ctx, id)
+	if err != nil {
+		return catalogadapter.TableSpec{}, err
+	}
+	return tableSpec(id.Name, snap)
+}
+
+func tableSpec(path string, snap *delta.Snapshot) (catalogadapter.TableSpec, error) {
+	schema, err := snap.Schema()
+	if err != nil {
+		return catalogadapter.TableSpec{}, readError(path, err)
+	}
+	as, err := delta.ToArrowSchema(schema)
+	if err != nil {
+		return catalogadapter.TableSpec{}, fmt.Errorf("table spec of %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
+	}
+	spec := catalogadapter.TableSpec{
+		Schema:     as,
+		SchemaSpec: catalogadapter.SchemaSpec{Version: snap.Version},
+		Properties: maps.Clone(snap.Metadata.Configuration),
+		Version:    snap.Version,
+	}
+	if spec.Properties == nil {
+		spec.Properties = map[string]string{}
+	}
+	if ct := snap.Metadata.CreatedTime; ct != nil {
+		spec.SchemaSpec.Timestamp = time.UnixMilli(*ct).UTC()
+	}
+	ids := map[string]int{}
+	for i, f := range schema.Fields {
+		fs := catalogadapter.FieldSpec{
+			ID:       fieldID(f, i),
+			Name:     f.Name,
+			Type:     f.Type.String(),
+			Nullable: f.Nullable,
+		}
+		if c, ok := f.Metadata["comment"].(string); ok {
+			fs.Doc = c
+		}
+		ids[f.Name] = fs.ID
+		spec.SchemaSpec.Fields = append(spec.SchemaSpec.Fields, fs)
+	}
+	for _, c := range snap.Metadata.PartitionColumns {
+		id, ok := ids[c]
+		if !ok {
+			return catalogadapter.TableSpec{}, fmt.Errorf("table spec of %s: %w: partition column %q is not in the schema",
+				path, catalogadapter.ErrUnsupported, c)
+		}
+		spec.PartitionSpec.Fields = append(spec.PartitionSpec.Fields, catalogadapter.PartitionField{
+			SourceID: id, Name: c, Transform: catalogadapter.Transform{Kind: catalogadapter.Identity},
+		})
+	}
+	return spec, nil
+}
+
+// fieldID is the column mapping id when the table has one (it is stable
+// across renames), else the 1-based position.
+func fieldID(f *delta.StructField, pos int) int {
+	switch v := f.Metadata["delta.columnMapping.id"].(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(v), 10, 0); err == nil {
+			return int(n)
+		}
+	case float64:
+		if v == float64(int(v)) {
+			return int(v)
+		}
+	}
+	return pos + 1
+}
+
+// CreateTable implements catalogadapter.Creator.
+func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent, def catalogadapter.TableDef) error {
+	t, path, err := p.table(id)
+	if err != nil {
+		return err
+	}
+	if def.Schema == nil {
+		return fmt.Errorf("create Delta table %s: %w: no schema", path, catalogadapter.ErrInvalid)
+	}
+	schema, err := delta.FromArrowSchema(def.Schema)
+	if err != nil {
+		if errors.Is(err, delta.ErrUnsupportedFeature) {
+			return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
+		}
+		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrInvalid, err)
+	}
+	if len(schema.Fields) == 0 {
+		return fmt.Errorf("create Delta table %s: %w: the schema has no columns", path, catalogadapter.ErrInvalid)
+	}
+	parts, err := partitionColumns(schema, def.PartitionSpec)
+	if err != nil {
+		return fmt.Errorf("create Delta table %s: %w", path, err)
+	}
+	conf := map[string]string{}
+	for k, v := range def.Properties {
+		conf[k] = v
+	}
+	if _, ok := conf["delta.checkpointInterval"]; !ok && p.opts.CheckpointInterval > 0 {
+		conf["delta.checkpointInterval"] = strconv.Itoa(p.opts.CheckpointInterval)
+	}
+	if v, ok := conf["delta.checkpointInterval"]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+			return fmt.Errorf("create Delta table %s: %w: delta.checkpointInterval must be a positive integer, got %q",
+				path, catalogadapter.ErrInvalid, v)
+		}
+	}
+	// Create only guards version 0; a table whose early log was cleaned up
+	// after a checkpoint has none, and must not get a second version 0.
+	if _, err := t.Latest(ctx); err == nil {
+		return fmt.Errorf("create Delta table %s: %w", path, catalogadapter.ErrTableExists)
+	} else if rerr := readError(path, err); errors.Is(rerr, catalogadapter.ErrUnsupported) {
+		// A log we cannot read is still a table: never write over it.
+		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrTableExists, rerr)
+	} else if !errors.Is(rerr, catalogadapter.ErrNoTable) {
+		return fmt.Errorf("create Delta table %s: %w", path, rerr)
+	}
+	_, err = delta.Create(ctx, t.Storage(), delta.CreateOptions{
+		Schema:           schema,
+		PartitionColumns: parts,
+		Configuration:    conf,
+		Now:              p.opts.Now,
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, delta.ErrTableExists):
+		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrTableExists, err)
+	case errors.Is(err, delta.ErrUnsupportedFeature):
+		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
+	}
+	return fmt.Errorf("create Delta table %s: %w", path, err)
+}
+
+// partitionColumns checks the partition spec against what Delta can store:
+// identity partitions of distinct primitive columns, with at least one
+// column left for the data files.
+func partitionColumns(schema *delta.StructType, spec catalogadapter.PartitionSpec) ([]string, error) {
+	var cols []string
+	seen := map[string]bool{}
+	for _, pf := range spec.Fields {
+		if pf.Transform.Kind != catalogadapter.Identity && pf.Transform.Kind != "" {
+			return nil, fmt.Errorf("%w: Delta partitions by column value only, not by %s(%s)",
+				catalogadapter.ErrUnsupported, pf.Transform, pf.Name)
+		}
+		f := schema.Field(pf.Name)
+		if f == nil {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", catalogadapter.ErrInvalid, pf.Name)
+		}
+		if seen[pf.Name] {
+			return nil, fmt.Errorf("%w: partition column %q is given twice", catalogadapter.ErrInvalid, pf.Name)
+		}
+		seen[pf.Name] = true
+		switch f.Type.(type) {
+		case *delta.StructType, *delta.ArrayType, *delta.MapType:
+			return nil, fmt.Errorf("%w: partition column %q has nested type %s", catalogadapter.ErrInvalid, pf.Name, f.Type)
+		}
+		if f.Type == delta.TypeBinary {
+			return nil, fmt.Errorf("%w: binary partition column %q", catalogadapter.ErrUnsupported, pf.Name)
+		}
+		cols = append(cols, pf.Name)
+	}
+	if len(cols) > 0 && len(cols) == len(schema.Fields) {
+		return nil, fmt.Errorf("%w: every column is a partition column; data files need at least one", catalogadapter.ErrInvalid)
+	}
+	return cols, nil
+}
+
+// LastEpoch implements catalogadapter.EpochRecorder: the epoch is the
+// version of the writer's txn action, which checkpoints carry forward.
+func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, writerID string) (int64, bool, error) {
+	if writerID == "" {
+		return 0, false, fmt.Errorf("last epoch of %s: %w: empty writer id", id.Name, catalogadapter.ErrInvalid)
+	}
+	_, snap, err := p.latest(ctx, id)
+	if err != nil {
+		return 0, false, err
+	}
+	v, ok := snap.TxnVersion(writerID)
+	return v, ok, nil
+}
+
+// SecurityContext implements catalogadapter.Provider. Local tables are not
+// encrypted; the credential is a local token, minted so callers exercise
+// the same renewal path as with a real catalog.
+func (p *Provider) SecurityContext(ctx context.Context, id catalogadapter.TableIdent) (catalogadapter.SecurityContext, error) {
+	if _, err := tablePath(id); err != nil {
+		return catalogadapter.SecurityContext{}, err
+	}
+	cred, err := p.creds.Get(ctx, id)
+	if err != nil {
+		return catalogadapter.SecurityContext{}, fmt.Errorf("credential for %s: %w", id.Name, err)
+	}
+	return catalogadapter.SecurityContext{
+		Encryption: catalogadapter.Encryption{Level: catalogadapter.EncryptionNone},
+		Credential: cred,
+	}, nil
+}
+
+// mintCredential is the provider's CredentialSource.
+func (p *Provider) mintCredential(_ context.Context, _ catalogadapter.TableIdent) (catalogadapter.Credential, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return catalogadapter.Credential{}, fmt.Errorf("mint credential: %w", err)
+	}
+	return catalogadapter.Credential{
+		Token:     catalogadapter.NewSecret(hex.EncodeToString(b[:])),
+		ExpiresAt: p.opts.Now().Add(credentialTTL),
+		Scope:     catalogadapter.ScopeTableReadWrite,
+	}, nil
+}

@@ -1,0 +1,169 @@
+package deltalake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/tableformat/delta"
+)
+
+// Files implements catalogadapter.Scanner. Paths are the add actions' own
+// spelling, which is what Commit's Removes expects back.
+func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int64, []catalogadapter.DataFile, error) {
+	_, snap, err := p.latest(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	schema, err := snap.Schema()
+	if err != nil {
+		return 0, nil, readError(id.Name, err)
+	}
+	// Under column mapping, stats and partition values are keyed by the
+	// physical column names.
+	mode := snap.Metadata.Configuration["delta.columnMapping.mode"]
+	mapped := mode != "" && mode != "none"
+	logical := map[string]string{}
+	for _, f := range schema.Fields {
+		logical[physicalName(f, mapped)] = f.Name
+	}
+	out := make([]catalogadapter.DataFile, 0, len(snap.Files()))
+	for _, a := range snap.Files() {
+		df := catalogadapter.DataFile{Path: a.Path, Rows: -1}
+		if n, ok := a.NumRecords(); ok {
+			if a.DeletionVector != nil {
+				n -= a.DeletionVector.Cardinality
+			}
+			df.Rows = n
+		}
+		df.Min, df.Max = bounds(a.Stats, logical)
+		if len(snap.Metadata.PartitionColumns) > 0 {
+			df.Partition = make(map[string]any, len(snap.Metadata.PartitionColumns))
+			for _, c := range snap.Metadata.PartitionColumns {
+				f := schema.Field(c)
+				if f == nil {
+					return 0, nil, fmt.Errorf("files of %s: %w: partition column %q is not in the schema",
+						id.Name, catalogadapter.ErrUnsupported, c)
+				}
+				v, err := delta.ParsePartitionValue(f.Type, a.PartitionValues[physicalName(f, mapped)])
+				if err != nil {
+					return 0, nil, fmt.Errorf("files of %s: file %s: %w: %w", id.Name, a.Path, catalogadapter.ErrUnsupported, err)
+				}
+				df.Partition[c] = v
+			}
+		}
+		out = append(out, df)
+	}
+	return snap.Version, out, nil
+}
+
+func physicalName(f *delta.StructField, mapped bool) string {
+	if mapped {
+		if p, ok := f.Metadata["delta.columnMapping.physicalName"].(string); ok && p != "" {
+			return p
+		}
+	}
+	return f.Name
+}
+
+// bounds reads the top-level minValues and maxValues of a file's stats,
+// renamed to logical column names. Nested columns and nulls have no bound.
+func bounds(stats string, logical map[string]string) (minV, maxV map[string]any) {
+	if stats == "" {
+		return nil, nil
+	}
+	var st struct {
+		MinValues map[string]any `json:"minValues"`
+		MaxValues map[string]any `json:"maxValues"`
+	}
+	if err := json.Unmarshal([]byte(stats), &st); err != nil {
+		return nil, nil
+	}
+	pick := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			name, ok := logical[k]
+			if !ok {
+				continue
+			}
+			switch v.(type) {
+			case nil, map[string]any, []any:
+				continue
+			}
+			out[name] = v
+		}
+		return out
+	}
+	return pick(st.MinValues), pick(st.MaxValues)
+}
+
+// ScanSQL implements catalogadapter.Scanner. version < 0 reads the latest
+// version. The session of q is switched to TimeZone 'UTC', which the
+// query's timestamp casts rely on.
+func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, version int64, paths []string) (string, error) {
+	if q == nil {
+		return "", fmt.Errorf("scan %s: %w: nil querier", id.Name, catalogadapter.ErrInvalid)
+	}
+	t, tpath, err := p.table(id)
+	if err != nil {
+		return "", err
+	}
+	var snap *delta.Snapshot
+	if version < 0 {
+		snap, err = t.Latest(ctx)
+	} else {
+		snap, err = t.At(ctx, version)
+	}
+	if err != nil {
+		err = readError(tpath, err)
+		if version >= 0 {
+			// At past the end is the caller's mistake, not the table's.
+			if latest, lerr := t.Latest(ctx); lerr == nil && version > latest.Version {
+				return "", fmt.Errorf("scan %s: %w: version %d is past the latest version %d",
+					tpath, catalogadapter.ErrInvalid, version, latest.Version)
+			}
+		}
+		return "", err
+	}
+	if err := delta.PrepareDuckDB(ctx, q); err != nil {
+		return "", fmt.Errorf("scan %s: prepare DuckDB: %w", tpath, err)
+	}
+	var query string
+	if paths == nil {
+		query, err = snap.ScanSQL(ctx, q)
+	} else {
+		root := filepath.ToSlash(tpath)
+		live := make(map[string]*delta.Add, len(snap.Files()))
+		for _, f := range snap.Files() {
+			live[canonical(root, f.Path)] = f
+		}
+		files := make([]*delta.Add, 0, len(paths))
+		seen := map[*delta.Add]bool{}
+		for _, pth := range paths {
+			f, ok := live[canonical(root, pth)]
+			if !ok {
+				return "", fmt.Errorf("scan %s: %w: file %s is not in the table at version %d",
+					tpath, catalogadapter.ErrConflict, pth, snap.Version)
+			}
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+		query, err = snap.ScanFilesSQL(ctx, q, files)
+	}
+	if err != nil {
+		if isUnreadable(err) {
+			return "", fmt.Errorf("scan %s at version %d: %w: %w", tpath, snap.Version, catalogadapter.ErrUnsupported, err)
+		}
+		return "", fmt.Errorf("scan %s at version %d: %w", tpath, snap.Version, err)
+	}
+	return query, nil
+}
+
+func isUnreadable(err error) bool {
+	return errors.Is(err, delta.ErrUnsupportedFeature) || errors.Is(err, delta.ErrCorruptLog)
+}

@@ -1,0 +1,318 @@
+package sqlsink
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+)
+
+// ErrBadRow marks a batch refused for its values: a NULL in a NOT NULL
+// column or a key column, a value that does not convert, an unknown column.
+var ErrBadRow = errors.New("invalid row")
+
+// Hidden buffer columns: arrival order and the row's effect.
+const (
+	seqColumn = "__lakesql_seq"
+	opBufCol  = "__lakesql_op"
+)
+
+// column is one table column as the buffer holds it.
+type column struct {
+	name     string
+	duckType string
+	nullable bool
+}
+
+// buffer holds an epoch's rows in an embedded DuckDB until they are staged.
+// Rows enter through an Arrow scan, never as SQL text. DuckDB's memory
+// limit and temp directory let a large epoch spill to disk.
+type buffer struct {
+	db      *sql.DB
+	conn    *sql.Conn // one connection: views and temp tables are per connection
+	tempDir string
+	cols    []column
+	byName  map[string]int
+	key     []string
+
+	rows    int64
+	bytes   int64
+	first   time.Time // arrival of the oldest buffered row
+	seq     int64
+	viewSeq int
+}
+
+func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer, error) {
+	tempDir := cfg.TempDir
+	if tempDir == "" {
+		d, err := os.MkdirTemp("", "lakesql-buffer-")
+		if err != nil {
+			return nil, fmt.Errorf("buffer temp dir: %w", err)
+		}
+		tempDir = d
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("open DuckDB buffer: %w", err)
+	}
+	b := &buffer{db: db, tempDir: tempDir, byName: map[string]int{}, key: cfg.Key}
+	settings := []string{
+		"SET memory_limit = " + catalogadapter.QuoteString(cfg.MemoryLimit),
+		"SET temp_directory = " + catalogadapter.QuoteString(tempDir),
+		"SET preserve_insertion_order = false",
+		"SET TimeZone = 'UTC'",
+	}
+	if cfg.Threads > 0 {
+		settings = append(settings, fmt.Sprintf("SET threads = %d", cfg.Threads))
+	}
+	for _, s := range settings {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("configure DuckDB buffer (%s): %w", s, err)
+		}
+	}
+	if b.conn, err = db.Conn(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("DuckDB buffer connection: %w", err)
+	}
+	defs := make([]string, 0, len(schema.Fields())+2)
+	for i, f := range schema.Fields() {
+		typ, err := catalogadapter.DuckDBType(f.Type)
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("column %q: %w", f.Name, err)
+		}
+		b.cols = append(b.cols, column{name: f.Name, duckType: typ, nullable: f.Nullable})
+		b.byName[f.Name] = i
+		defs = append(defs, catalogadapter.QuoteIdent(f.Name)+" "+typ)
+	}
+	defs = append(defs, seqColumn+" BIGINT", opBufCol+" UTINYINT")
+	if _, err := b.conn.ExecContext(ctx, "CREATE TABLE buf ("+strings.Join(defs, ", ")+")"); err != nil {
+		b.close()
+		return nil, fmt.Errorf("create DuckDB buffer: %w", err)
+	}
+	return b, nil
+}
+
+// append buffers one batch. Either all its rows are buffered or none: the
+// checks run first, and the insert is one statement.
+func (b *buffer) append(ctx context.Context, rec arrow.RecordBatch, ops []Op, now time.Time) error {
+	n := int(rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	if err := b.check(rec, ops); err != nil {
+		return err
+	}
+	aug, err := b.augment(rec, ops)
+	if err != nil {
+		return err
+	}
+	defer aug.Release()
+
+	b.viewSeq++
+	view := fmt.Sprintf("__lakesql_batch_%d", b.viewSeq)
+	var release func()
+	err = b.conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		rr, err := array.NewRecordReader(aug.Schema(), []arrow.RecordBatch{aug})
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		release, err = ar.RegisterView(rr, view)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("buffer batch: %w", err)
+	}
+	defer func() {
+		b.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view)
+		release()
+	}()
+	names := make([]string, 0, len(b.cols)+2)
+	exprs := make([]string, 0, len(b.cols)+2)
+	for _, c := range b.cols {
+		names = append(names, catalogadapter.QuoteIdent(c.name))
+		if len(rec.Schema().FieldIndices(c.name)) == 0 {
+			exprs = append(exprs, "NULL")
+			continue
+		}
+		exprs = append(exprs, fmt.Sprintf("CAST(%s AS %s)", catalogadapter.QuoteIdent(c.name), c.duckType))
+	}
+	names = append(names, seqColumn, opBufCol)
+	exprs = append(exprs, seqColumn, opBufCol)
+	q := fmt.Sprintf("INSERT INTO buf (%s) SELECT %s FROM %s", strings.Join(names, ", "), strings.Join(exprs, ", "), view)
+	if _, err := b.conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRow, err)
+	}
+	if b.rows == 0 {
+		b.first = now
+	}
+	b.rows += int64(n)
+	b.bytes += recordBytes(rec)
+	b.seq += int64(n)
+	return nil
+}
+
+// check refuses a batch before anything of it is buffered.
+func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
+	present := map[string]bool{}
+	for i, f := range rec.Schema().Fields() {
+		if strings.HasPrefix(f.Name, "_") {
+			continue
+		}
+		if _, ok := b.byName[f.Name]; !ok {
+			return fmt.Errorf("%w: column %q is not in the table", ErrBadRow, f.Name)
+		}
+		if present[f.Name] {
+			return fmt.Errorf("%w: column %q is given twice", ErrBadRow, f.Name)
+		}
+		present[f.Name] = true
+		_ = i
+	}
+	isKey := map[string]bool{}
+	for _, k := range b.key {
+		isKey[k] = true
+	}
+	for _, c := range b.cols {
+		if c.nullable && !isKey[c.name] {
+			continue
+		}
+		idx := rec.Schema().FieldIndices(c.name)
+		if len(idx) == 0 {
+			if isKey[c.name] {
+				return fmt.Errorf("%w: key column %q is missing", ErrBadRow, c.name)
+			}
+			if ops == nil || hasUpsert(ops) {
+				return fmt.Errorf("%w: NOT NULL column %q is missing", ErrBadRow, c.name)
+			}
+			continue
+		}
+		col := rec.Column(idx[0])
+		if col.NullN() == 0 {
+			continue
+		}
+		for i := 0; i < col.Len(); i++ {
+			if !col.IsNull(i) {
+				continue
+			}
+			if isKey[c.name] {
+				return fmt.Errorf("%w: row %d: key column %q is NULL", ErrBadRow, i, c.name)
+			}
+			if ops == nil || ops[i] == OpUpsert {
+				return fmt.Errorf("%w: row %d: NULL in NOT NULL column %q", ErrBadRow, i, c.name)
+			}
+		}
+	}
+	return nil
+}
+
+func hasUpsert(ops []Op) bool {
+	for _, o := range ops {
+		if o == OpUpsert {
+			return true
+		}
+	}
+	return false
+}
+
+// augment adds the arrival order and op columns to a batch.
+func (b *buffer) augment(rec arrow.RecordBatch, ops []Op) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	mem := memory.DefaultAllocator
+	sb := array.NewInt64Builder(mem)
+	defer sb.Release()
+	ob := array.NewUint8Builder(mem)
+	defer ob.Release()
+	sb.Reserve(n)
+	ob.Reserve(n)
+	for i := 0; i < n; i++ {
+		sb.UnsafeAppend(b.seq + int64(i))
+		op := OpUpsert
+		if ops != nil {
+			op = ops[i]
+		}
+		ob.UnsafeAppend(uint8(op))
+	}
+	seq, opc := sb.NewArray(), ob.NewArray()
+	defer seq.Release()
+	defer opc.Release()
+	var fields []arrow.Field
+	var cols []arrow.Array
+	for i, f := range rec.Schema().Fields() {
+		if strings.HasPrefix(f.Name, "_") {
+			continue
+		}
+		fields = append(fields, f)
+		cols = append(cols, rec.Column(i))
+	}
+	fields = append(fields, arrow.Field{Name: seqColumn, Type: arrow.PrimitiveTypes.Int64},
+		arrow.Field{Name: opBufCol, Type: arrow.PrimitiveTypes.Uint8})
+	cols = append(cols, seq, opc)
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)), nil
+}
+
+// recordBytes estimates a batch's size from its Arrow buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, buf := range d.Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	return n
+}
+
+// selectList is the table's columns, quoted, for SELECTs over the buffer.
+func (b *buffer) selectList() string {
+	names := make([]string, len(b.cols))
+	for i, c := range b.cols {
+		names[i] = catalogadapter.QuoteIdent(c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// clear empties the buffer.
+func (b *buffer) clear(ctx context.Context) error {
+	if _, err := b.conn.ExecContext(ctx, "DELETE FROM buf"); err != nil {
+		return fmt.Errorf("clear buffer: %w", err)
+	}
+	b.rows, b.bytes, b.first = 0, 0, time.Time{}
+	return nil
+}
+
+func (b *buffer) close() error {
+	var errs []error
+	if b.conn != nil {
+		errs = append(errs, b.conn.Close())
+	}
+	errs = append(errs, b.db.Close())
+	if b.tempDir != "" && strings.Contains(b.tempDir, "lakesql-buffer-") {
+		errs = append(errs, os.RemoveAll(b.tempDir))
+	}
+	return errors.Join(errs...)
+}

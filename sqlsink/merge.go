@@ -1,0 +1,187 @@
+package sqlsink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+)
+
+// mergeUpsert stages an upsert epoch as copy-on-write:
+//  1. collapse the buffer per key, last arrival wins;
+//  2. find the table files that can hold those keys: prune by min/max
+//     statistics of the first key column, then check for real;
+//  3. stage one set of files holding those files' rows without the keys,
+//     plus the collapsed rows that upsert.
+//
+// The returned removes name the rewritten files; they and the receipts go
+// into one commit.
+func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []string, error) {
+	b := s.buf
+	q := b.conn
+	keys := make([]string, len(s.cfg.Key))
+	for i, k := range s.cfg.Key {
+		keys[i] = catalogadapter.QuoteIdent(k)
+	}
+	keyList := strings.Join(keys, ", ")
+	collapse := fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE collapsed AS
+		SELECT * FROM buf QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s DESC) = 1`, keyList, seqColumn)
+	if _, err := q.ExecContext(ctx, collapse); err != nil {
+		return nil, nil, fmt.Errorf("collapse epoch by key: %w", err)
+	}
+	defer q.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS collapsed")
+
+	var n int64
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM collapsed").Scan(&n); err != nil {
+		return nil, nil, err
+	}
+	if n == 0 {
+		return nil, nil, nil
+	}
+	scanner := s.cfg.Provider.(catalogadapter.Scanner)
+	version, files, err := scanner.Files(ctx, s.cfg.Table)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list table files: %w", err)
+	}
+	candidates, err := s.pruneByStats(ctx, files)
+	if err != nil {
+		return nil, nil, err
+	}
+	affected, err := s.filesWithKeys(ctx, scanner, version, candidates, keyList)
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts []string
+	if len(affected) > 0 {
+		scan, err := scanner.ScanSQL(ctx, s.cfg.Table, q, version, affected)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read files to rewrite: %w", err)
+		}
+		on := make([]string, len(keys))
+		for i, k := range keys {
+			on[i] = fmt.Sprintf("t.%s = c.%s", k, k)
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s FROM (%s) AS t ANTI JOIN collapsed AS c ON %s",
+			qualified("t", b), scan, strings.Join(on, " AND ")))
+	}
+	parts = append(parts, fmt.Sprintf("SELECT %s FROM collapsed WHERE %s = %d", b.selectList(), opBufCol, OpUpsert))
+	r, err := s.stage(ctx, strings.Join(parts, " UNION ALL "))
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Rows == 0 && len(affected) == 0 {
+		// Only deletes of keys the table does not hold: nothing to write,
+		// but the epoch is still recorded by the commit.
+		return []catalogadapter.Receipt{r}, nil, nil
+	}
+	return []catalogadapter.Receipt{r}, affected, nil
+}
+
+func qualified(alias string, b *buffer) string {
+	cols := make([]string, len(b.cols))
+	for i, c := range b.cols {
+		cols[i] = alias + "." + catalogadapter.QuoteIdent(c.name)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// pruneByStats keeps the files whose min/max of the first key column (or
+// partition value) overlap the epoch's keys. Files without bounds are kept:
+// pruning only ever skips files that cannot hold a key.
+func (s *Sink) pruneByStats(ctx context.Context, files []catalogadapter.DataFile) ([]catalogadapter.DataFile, error) {
+	k := s.cfg.Key[0]
+	var lo, hi any
+	row := s.buf.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[1]s), max(%[1]s) FROM collapsed", catalogadapter.QuoteIdent(k)))
+	if err := row.Scan(&lo, &hi); err != nil {
+		return nil, fmt.Errorf("key range: %w", err)
+	}
+	var out []catalogadapter.DataFile
+	for _, f := range files {
+		if pv, ok := f.Partition[k]; ok {
+			if pv != nil && (less(pv, lo) || less(hi, pv)) {
+				continue
+			}
+			out = append(out, f)
+			continue
+		}
+		fmin, okMin := f.Min[k]
+		fmax, okMax := f.Max[k]
+		if okMin && okMax && (less(fmax, lo) || less(hi, fmin)) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// less compares two bounds when both are numbers or both strings; any
+// other pair is "not less", which keeps the file.
+func less(a, b any) bool {
+	af, aok := toFloat(a)
+	bf, bok := toFloat(b)
+	if aok && bok {
+		return af < bf
+	}
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if aok && bok {
+		return as < bs
+	}
+	return false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// filesWithKeys checks the candidate files for real: it returns the paths
+// of those that hold at least one of the epoch's keys.
+func (s *Sink) filesWithKeys(ctx context.Context, scanner catalogadapter.Scanner, version int64,
+	candidates []catalogadapter.DataFile, keyList string) ([]string, error) {
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	q := s.buf.conn
+	branches := make([]string, 0, len(candidates))
+	for _, f := range candidates {
+		scan, err := scanner.ScanSQL(ctx, s.cfg.Table, q, version, []string{f.Path})
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		}
+		branches = append(branches, fmt.Sprintf("SELECT %s AS __lakesql_file, %s FROM (%s)",
+			catalogadapter.QuoteString(f.Path), keyList, scan))
+	}
+	query := fmt.Sprintf("SELECT DISTINCT __lakesql_file FROM (%s) SEMI JOIN collapsed USING (%s)",
+		strings.Join(branches, " UNION ALL "), keyList)
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("find files holding the keys: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

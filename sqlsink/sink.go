@@ -1,0 +1,442 @@
+// Package sqlsink is the epoch sink engine: Arrow record batches go in, and
+// each epoch comes out as exactly one table version, or as nothing. Rows of
+// an epoch are buffered in an embedded DuckDB, collapsed per key in upsert
+// mode, staged as Parquet files that stay invisible, and published by one
+// atomic commit that also records (writer id, epoch), so that a replayed
+// epoch is recognised and skipped.
+package sqlsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+)
+
+// CommitResult reports what CommitEpoch did.
+type CommitResult struct {
+	Epoch int64
+	// Skipped: the table already held this epoch (a replay); nothing was written.
+	Skipped  bool
+	Version  int64
+	Rows     int64
+	Files    int
+	Retries  int
+	Duration time.Duration
+}
+
+// Sink writes epochs into one table. Its methods are safe for concurrent
+// use but an epoch is one sequence of calls: the sink serialises them.
+type Sink struct {
+	cfg Config
+
+	mu       sync.Mutex
+	m        *Machine
+	buf      *buffer
+	schema   *arrow.Schema
+	counters counters
+
+	// The open epoch's staged work.
+	staged  []catalogadapter.Receipt
+	removes []string
+	skip    bool
+}
+
+// New validates the configuration; nothing is touched until Open.
+func New(cfg Config) (*Sink, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Sink{cfg: cfg, m: NewMachine()}, nil
+}
+
+// Config returns the sink's configuration, defaults filled in.
+func (s *Sink) Config() Config { return s.cfg }
+
+// Schema returns the table's schema (nil before Open).
+func (s *Sink) Schema() *arrow.Schema {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.schema
+}
+
+// Open reaches the table (creating it when a schema is configured and the
+// table is missing), checks the configuration against it, recovers the last
+// committed epoch and opens the buffer.
+func (s *Sink) Open(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.m.StartOpen(); err != nil {
+		return err
+	}
+	if err := s.open(ctx); err != nil {
+		s.m.OpenFailed(err.Error())
+		return fmt.Errorf("open sink %s: %w", s.cfg.Name, err)
+	}
+	return nil
+}
+
+func (s *Sink) open(ctx context.Context) error {
+	p, id := s.cfg.Provider, s.cfg.Table
+	spec, err := p.TableSpec(ctx, id)
+	if errors.Is(err, catalogadapter.ErrNoTable) && s.cfg.Schema != nil {
+		spec, err = s.createTable(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if s.cfg.Schema != nil {
+		if err := sameSchema(s.cfg.Schema, spec.Schema); err != nil {
+			return fmt.Errorf("%w: the table at %s does not match the sink's columns: %v", ErrConfig, id, err)
+		}
+	}
+	if len(s.cfg.PartitionColumns) == 0 {
+		for _, f := range spec.PartitionSpec.Fields {
+			s.cfg.PartitionColumns = append(s.cfg.PartitionColumns, f.Name)
+		}
+	}
+	if err := s.cfg.validateAgainst(spec.Schema); err != nil {
+		return err
+	}
+	if s.cfg.Mode == ModeUpsert {
+		if _, ok := p.(catalogadapter.Scanner); !ok {
+			return fmt.Errorf("%w: upsert mode needs a backend that can scan the table", ErrConfig)
+		}
+	}
+	last, ok := int64(0), false
+	if s.cfg.Delivery == ExactlyOnce {
+		rec, isRec := p.(catalogadapter.EpochRecorder)
+		if !isRec {
+			return fmt.Errorf("%w: exactly-once delivery needs a backend that records epochs", ErrConfig)
+		}
+		if last, ok, err = rec.LastEpoch(ctx, id, s.cfg.WriterID); err != nil {
+			return fmt.Errorf("recover last epoch: %w", err)
+		}
+	}
+	buf, err := openBuffer(ctx, s.cfg, spec.Schema)
+	if err != nil {
+		return err
+	}
+	s.buf, s.schema = buf, spec.Schema
+	s.counters.lastVersion.Store(spec.Version)
+	return s.m.Opened(last, ok)
+}
+
+func (s *Sink) createTable(ctx context.Context) (catalogadapter.TableSpec, error) {
+	c, ok := s.cfg.Provider.(catalogadapter.Creator)
+	if !ok {
+		return catalogadapter.TableSpec{}, fmt.Errorf("%w: the table does not exist and the backend cannot create tables", catalogadapter.ErrNoTable)
+	}
+	def := catalogadapter.TableDef{Schema: s.cfg.Schema, Properties: map[string]string{}}
+	for k, v := range s.cfg.TableProperties {
+		def.Properties[k] = v
+	}
+	if s.cfg.CheckpointInterval > 0 {
+		def.Properties["delta.checkpointInterval"] = fmt.Sprint(s.cfg.CheckpointInterval)
+	}
+	for _, pc := range s.cfg.PartitionColumns {
+		def.PartitionSpec.Fields = append(def.PartitionSpec.Fields, catalogadapter.PartitionField{
+			Name: pc, Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}})
+	}
+	err := c.CreateTable(ctx, s.cfg.Table, def)
+	if err != nil && !errors.Is(err, catalogadapter.ErrTableExists) {
+		return catalogadapter.TableSpec{}, fmt.Errorf("create table %s: %w", s.cfg.Table, err)
+	}
+	return s.cfg.Provider.TableSpec(ctx, s.cfg.Table)
+}
+
+// sameSchema checks that a configured schema matches the table's columns by
+// name, type and nullability, in any order.
+func sameSchema(want, got *arrow.Schema) error {
+	if len(want.Fields()) != len(got.Fields()) {
+		return fmt.Errorf("%d columns configured, the table has %d", len(want.Fields()), len(got.Fields()))
+	}
+	for _, f := range want.Fields() {
+		idx := got.FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return fmt.Errorf("column %q is not in the table", f.Name)
+		}
+		g := got.Field(idx[0])
+		if !arrow.TypeEqual(f.Type, g.Type) {
+			return fmt.Errorf("column %q is %s in the table, %s in the sink", f.Name, g.Type, f.Type)
+		}
+		if f.Nullable != g.Nullable {
+			return fmt.Errorf("column %q: nullability differs (table %v, sink %v)", f.Name, g.Nullable, f.Nullable)
+		}
+	}
+	return nil
+}
+
+// BeginEpoch opens epoch e. An epoch at or below the last committed one is
+// a replay: it is accepted, its rows are dropped, and its commit is skipped.
+func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	skip, err := s.m.Begin(e)
+	if err != nil {
+		return err
+	}
+	s.skip, s.staged, s.removes = skip, nil, nil
+	return nil
+}
+
+// Write buffers a batch into the open epoch. A batch is taken whole or not
+// at all: a bad _op, a NULL in a NOT NULL or key column, a value that does
+// not convert, or an unknown column rejects it with nothing of it kept.
+func (s *Sink) Write(ctx context.Context, rec arrow.RecordBatch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, open := s.m.OpenEpoch()
+	if !open {
+		return s.m.wrongState("Write")
+	}
+	drop, err := s.m.Write(e)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("%w: nil batch", ErrBadRow)
+	}
+	ops, err := rowOps(rec)
+	if err != nil {
+		return err
+	}
+	if s.cfg.Mode == ModeAppend {
+		for i, op := range ops {
+			if op == OpDelete {
+				return fmt.Errorf("%w: row %d deletes, but sink %s is in append mode (deletes need upsert mode with a primary key)", ErrBadOp, i, s.cfg.Name)
+			}
+		}
+	}
+	if drop {
+		return nil
+	}
+	if err := s.buf.append(ctx, rec, ops, s.cfg.Now()); err != nil {
+		return fmt.Errorf("write to epoch %d: %w", e, err)
+	}
+	if s.cfg.Mode == ModeAppend && s.flushDue() {
+		if err := s.stageBuffer(ctx); err != nil {
+			return fmt.Errorf("flush epoch %d: %w", e, err)
+		}
+	}
+	return nil
+}
+
+func (s *Sink) flushDue() bool {
+	b := s.buf
+	return b.rows >= s.cfg.FlushRows || b.bytes >= s.cfg.FlushBytes ||
+		(b.rows > 0 && s.cfg.Now().Sub(b.first) >= s.cfg.FlushAge)
+}
+
+// stageBuffer writes the buffered rows as invisible data files.
+func (s *Sink) stageBuffer(ctx context.Context) error {
+	if s.buf.rows == 0 {
+		return nil
+	}
+	r, err := s.stage(ctx, "SELECT "+s.buf.selectList()+" FROM buf")
+	if err != nil {
+		return err
+	}
+	s.staged = append(s.staged, r)
+	s.counters.flushes.Add(1)
+	return s.buf.clear(ctx)
+}
+
+func (s *Sink) stage(ctx context.Context, query string) (catalogadapter.Receipt, error) {
+	st, ok := s.cfg.Provider.(catalogadapter.Stager)
+	if !ok {
+		return catalogadapter.Receipt{}, fmt.Errorf("%w: the backend cannot stage from DuckDB", catalogadapter.ErrUnsupported)
+	}
+	return st.StageSQL(ctx, s.cfg.Table, s.buf.conn, query)
+}
+
+// PreCommit stages everything the epoch needs, invisibly: the rest of the
+// buffer in append mode; in upsert mode the collapsed rows plus the
+// rewrites of the files that hold their keys.
+func (s *Sink) PreCommit(ctx context.Context, e int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.m.checkOpen("PreCommit", e); err != nil {
+		return err
+	}
+	if !s.skip {
+		if err := s.prepare(ctx); err != nil {
+			return fmt.Errorf("precommit epoch %d: %w", e, err)
+		}
+	}
+	return s.m.PreCommit(e)
+}
+
+func (s *Sink) prepare(ctx context.Context) error {
+	if s.cfg.Mode == ModeAppend {
+		return s.stageBuffer(ctx)
+	}
+	receipts, removes, err := s.mergeUpsert(ctx)
+	if err != nil {
+		return err
+	}
+	s.staged, s.removes = receipts, removes
+	return nil
+}
+
+// maxMergeRedos bounds how often an upsert redoes its merge after writers
+// that touched the same files won the race.
+const maxMergeRedos = 5
+
+// CommitEpoch makes the epoch visible as one table version, with the
+// (writer id, epoch) record, and returns what it did. A replayed epoch
+// succeeds with Skipped set and writes nothing.
+func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.m.BeginCommit(e); err != nil {
+		return CommitResult{}, err
+	}
+	start := time.Now()
+	res, err := s.commit(ctx, e)
+	res.Epoch, res.Duration = e, time.Since(start)
+	if err != nil {
+		// Not fatal: the caller may retry CommitEpoch or roll back.
+		s.m.CommitFailed(e, err, false)
+		return res, fmt.Errorf("commit epoch %d to %s: %w", e, s.cfg.Table, err)
+	}
+	if err := s.buf.clear(ctx); err != nil {
+		// The commit landed; a buffer we cannot clear makes the sink unusable.
+		s.m.Committed(e, res.Skipped)
+		s.m.Fail(err.Error())
+		return res, err
+	}
+	s.staged, s.removes = nil, nil
+	s.counters.lastCommitNanos.Store(int64(res.Duration))
+	if res.Skipped {
+		s.counters.skipped.Add(1)
+	} else {
+		s.counters.committed.Add(1)
+		s.counters.commits.Add(1)
+		s.counters.rows.Add(res.Rows)
+		s.counters.lastVersion.Store(res.Version)
+	}
+	s.counters.retries.Add(int64(res.Retries))
+	return res, s.m.Committed(e, res.Skipped)
+}
+
+func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
+	if s.skip {
+		return CommitResult{Skipped: true, Version: s.counters.lastVersion.Load()}, nil
+	}
+	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Removes: s.removes, Operation: "WRITE"}
+	if s.cfg.Delivery == AtLeastOnce {
+		opts.Epoch = -1
+	}
+	if s.cfg.Mode == ModeUpsert {
+		opts.Operation = "MERGE"
+	}
+	for redo := 0; ; redo++ {
+		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
+		if err == nil {
+			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries, Files: len(s.staged)}
+			if out.Skipped {
+				s.discard(ctx)
+			}
+			for _, r := range s.staged {
+				res.Rows += r.Rows
+				s.counters.bytes.Add(r.Bytes)
+			}
+			if out.Skipped {
+				res.Rows, res.Files = 0, 0
+			}
+			return res, nil
+		}
+		if !errors.Is(err, catalogadapter.ErrConflict) || s.cfg.Mode != ModeUpsert || redo >= maxMergeRedos {
+			return CommitResult{}, err
+		}
+		// A winner rewrote files our merge removes: redo it on the new table.
+		s.counters.conflicts.Add(1)
+		s.discard(ctx)
+		if err := s.prepare(ctx); err != nil {
+			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
+		}
+		opts.Removes = s.removes
+		time.Sleep(time.Duration(redo+1) * 20 * time.Millisecond)
+	}
+}
+
+// RollbackEpoch discards the epoch: its buffered rows and staged files.
+func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.m.Rollback(e); err != nil {
+		return err
+	}
+	s.discard(ctx)
+	s.counters.rolledBack.Add(1)
+	if s.buf != nil {
+		return s.buf.clear(ctx)
+	}
+	return nil
+}
+
+// discard deletes the epoch's staged files.
+func (s *Sink) discard(ctx context.Context) {
+	if d, ok := s.cfg.Provider.(catalogadapter.Discarder); ok && len(s.staged) > 0 {
+		d.Discard(context.WithoutCancel(ctx), s.cfg.Table, s.staged)
+	}
+	s.staged, s.removes = nil, nil
+}
+
+// Close discards an open epoch and releases the buffer.
+func (s *Sink) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, open := s.m.Close(); open {
+		s.discard(context.Background())
+	}
+	if s.buf != nil {
+		err := s.buf.close()
+		s.buf = nil
+		return err
+	}
+	return nil
+}
+
+// State returns the sink's lifecycle state.
+func (s *Sink) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.State()
+}
+
+// LastCommittedEpoch returns the last epoch the table holds from this writer.
+func (s *Sink) LastCommittedEpoch() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.LastCommitted()
+}
+
+// Metrics returns the sink's counters.
+func (s *Sink) Metrics() Metrics { return s.counters.snapshot() }
+
+// Health is derived from the sink's state.
+func (s *Sink) Health() Health {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m.Health()
+}
+
+// Capabilities says what the sink does as configured.
+func (s *Sink) Capabilities() Capabilities {
+	return Capabilities{
+		ExactlyOnce:     s.cfg.Delivery == ExactlyOnce,
+		TwoPhaseCommit:  true,
+		Upsert:          s.cfg.Mode == ModeUpsert,
+		Changelog:       true,
+		Partitioned:     len(s.cfg.PartitionColumns) > 0,
+		SchemaEvolution: false,
+	}
+}
