@@ -20,13 +20,17 @@ unit:
 
 # A short run of every fuzz target over input from outside.
 fuzz:
-	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseActions$$' -fuzztime $(FUZZTIME) ./tableformat/delta
-	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseSchema$$' -fuzztime $(FUZZTIME) ./tableformat/delta
-	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzDecodeDeletionVector$$' -fuzztime $(FUZZTIME) ./tableformat/delta
-	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzReadCheckpointParquet$$' -fuzztime $(FUZZTIME) ./tableformat/delta
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseActions$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseSchema$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzDecodeDeletionVector$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzReadCheckpointParquet$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseTransform$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./catalogadapter
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzProviderInputs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./catalogadapter/deltalake
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqlsink
 
 bench:
 	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta
+	LAKESQL_BENCH=1 $(GO) test $(GOFLAGS_) -run TestIngestRatio -v ./sqlsink
 
 clean:
 	rm -rf bin

@@ -176,6 +176,7 @@ func ParseTransform(s string) (Transform, error) {
 // or handed to another process.
 type Receipt struct {
 	Metadata json.RawMessage `json:"metadata"`
+	Files    int             `json:"files"`
 	Rows     int64           `json:"rows"`
 	Bytes    int64           `json:"bytes"`
 }

@@ -39,12 +39,20 @@ type column struct {
 // Rows enter through an Arrow scan, never as SQL text. DuckDB's memory
 // limit and temp directory let a large epoch spill to disk.
 type buffer struct {
-	db      *sql.DB
-	conn    *sql.Conn // one connection: views and temp tables are per connection
-	tempDir string
-	cols    []column
-	byName  map[string]int
-	key     []string
+	db       *sql.DB
+	conn     *sql.Conn // one connection: views and temp tables are per connection
+	tempDir  string
+	ownsTemp bool // the temp dir is ours to remove
+	cols     []column
+	byName   map[string]int
+	key      []string
+
+	// In append mode, batches whose columns already have the table's types
+	// wait here as Arrow and are staged straight from an Arrow scan: copying
+	// them into a DuckDB table first would cost more than writing Parquet.
+	// Everything else goes into the DuckDB table buf.
+	direct  bool
+	pending []arrow.RecordBatch
 
 	rows    int64
 	bytes   int64
@@ -54,19 +62,20 @@ type buffer struct {
 }
 
 func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer, error) {
-	tempDir := cfg.TempDir
+	tempDir, owns := cfg.TempDir, false
 	if tempDir == "" {
 		d, err := os.MkdirTemp("", "lakesql-buffer-")
 		if err != nil {
 			return nil, fmt.Errorf("buffer temp dir: %w", err)
 		}
-		tempDir = d
+		tempDir, owns = d, true
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return nil, fmt.Errorf("open DuckDB buffer: %w", err)
 	}
-	b := &buffer{db: db, tempDir: tempDir, byName: map[string]int{}, key: cfg.Key}
+	b := &buffer{db: db, tempDir: tempDir, ownsTemp: owns, byName: map[string]int{}, key: cfg.Key,
+		direct: cfg.Mode == ModeAppend}
 	settings := []string{
 		"SET memory_limit = " + catalogadapter.QuoteString(cfg.MemoryLimit),
 		"SET temp_directory = " + catalogadapter.QuoteString(tempDir),
@@ -115,50 +124,29 @@ func (b *buffer) append(ctx context.Context, rec arrow.RecordBatch, ops []Op, no
 	if err := b.check(rec, ops); err != nil {
 		return err
 	}
-	aug, err := b.augment(rec, ops)
-	if err != nil {
-		return err
-	}
-	defer aug.Release()
-
-	b.viewSeq++
-	view := fmt.Sprintf("__lakesql_batch_%d", b.viewSeq)
-	var release func()
-	err = b.conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+	if b.direct && b.exact(rec) {
+		data := dropMetadataColumns(rec)
+		if len(b.pending) > 0 && !b.pending[0].Schema().Equal(data.Schema()) {
+			if err := b.materialize(ctx); err != nil {
+				data.Release()
+				return err
+			}
+		}
+		b.pending = append(b.pending, data)
+	} else {
+		// Keep arrival order: what waits as Arrow goes in first.
+		if err := b.materialize(ctx); err != nil {
+			return err
+		}
+		aug, err := b.augment(rec, ops)
 		if err != nil {
 			return err
 		}
-		rr, err := array.NewRecordReader(aug.Schema(), []arrow.RecordBatch{aug})
+		err = b.insert(ctx, []arrow.RecordBatch{aug}, true)
+		aug.Release()
 		if err != nil {
 			return err
 		}
-		defer rr.Release()
-		release, err = ar.RegisterView(rr, view)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("buffer batch: %w", err)
-	}
-	defer func() {
-		b.conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+view)
-		release()
-	}()
-	names := make([]string, 0, len(b.cols)+2)
-	exprs := make([]string, 0, len(b.cols)+2)
-	for _, c := range b.cols {
-		names = append(names, catalogadapter.QuoteIdent(c.name))
-		if len(rec.Schema().FieldIndices(c.name)) == 0 {
-			exprs = append(exprs, "NULL")
-			continue
-		}
-		exprs = append(exprs, fmt.Sprintf("CAST(%s AS %s)", catalogadapter.QuoteIdent(c.name), c.duckType))
-	}
-	names = append(names, seqColumn, opBufCol)
-	exprs = append(exprs, seqColumn, opBufCol)
-	q := fmt.Sprintf("INSERT INTO buf (%s) SELECT %s FROM %s", strings.Join(names, ", "), strings.Join(exprs, ", "), view)
-	if _, err := b.conn.ExecContext(ctx, q); err != nil {
-		return fmt.Errorf("%w: %v", ErrBadRow, err)
 	}
 	if b.rows == 0 {
 		b.first = now
@@ -169,10 +157,125 @@ func (b *buffer) append(ctx context.Context, rec arrow.RecordBatch, ops []Op, no
 	return nil
 }
 
+// exact tells whether every column of rec already has the table's type, so
+// its rows need no cast on the way to Parquet, and no table column is missing.
+func (b *buffer) exact(rec arrow.RecordBatch) bool {
+	seen := 0
+	for _, f := range rec.Schema().Fields() {
+		if strings.HasPrefix(f.Name, "_") {
+			continue
+		}
+		typ, err := catalogadapter.DuckDBType(f.Type)
+		if err != nil || typ != b.cols[b.byName[f.Name]].duckType {
+			return false
+		}
+		seen++
+	}
+	return seen == len(b.cols)
+}
+
+// insert copies batches of one schema into the buf table with one INSERT;
+// withSeq says whether they carry the arrival order and op columns.
+func (b *buffer) insert(ctx context.Context, recs []arrow.RecordBatch, withSeq bool) error {
+	view, release, err := b.registerView(recs)
+	if err != nil {
+		return err
+	}
+	defer release()
+	schema := recs[0].Schema()
+	names := make([]string, 0, len(b.cols)+2)
+	exprs := make([]string, 0, len(b.cols)+2)
+	for _, c := range b.cols {
+		names = append(names, catalogadapter.QuoteIdent(c.name))
+		if len(schema.FieldIndices(c.name)) == 0 {
+			exprs = append(exprs, "NULL")
+			continue
+		}
+		exprs = append(exprs, fmt.Sprintf("CAST(%s AS %s)", catalogadapter.QuoteIdent(c.name), c.duckType))
+	}
+	if withSeq {
+		names = append(names, seqColumn, opBufCol)
+		exprs = append(exprs, seqColumn, opBufCol)
+	}
+	q := fmt.Sprintf("INSERT INTO buf (%s) SELECT %s FROM %s", strings.Join(names, ", "), strings.Join(exprs, ", "), view)
+	if _, err := b.conn.ExecContext(ctx, q); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadRow, err)
+	}
+	return nil
+}
+
+// registerView makes batches of one schema scannable as a DuckDB view. The
+// scan is single-pass; release drops the view and the batches' stream.
+func (b *buffer) registerView(recs []arrow.RecordBatch) (string, func(), error) {
+	b.viewSeq++
+	view := fmt.Sprintf("__lakesql_batch_%d", b.viewSeq)
+	var release func()
+	err := b.conn.Raw(func(dc any) error {
+		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		if err != nil {
+			return err
+		}
+		rr, err := array.NewRecordReader(recs[0].Schema(), recs)
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		release, err = ar.RegisterView(rr, view)
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("buffer batch: %w", err)
+	}
+	return view, func() {
+		b.conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS "+view)
+		release()
+	}, nil
+}
+
+// materialize moves the batches waiting as Arrow into the buf table. Their
+// arrival order is kept in the seq column, which append mode does not need.
+func (b *buffer) materialize(ctx context.Context) error {
+	if len(b.pending) == 0 {
+		return nil
+	}
+	err := b.insert(ctx, b.pending, false)
+	b.releasePending()
+	return err
+}
+
+func (b *buffer) releasePending() {
+	for _, r := range b.pending {
+		r.Release()
+	}
+	b.pending = nil
+}
+
+// source returns a query over every buffered row, in the table's columns,
+// and a function to call once the query has run.
+func (b *buffer) source(ctx context.Context) (string, func(), error) {
+	if len(b.pending) > 0 && b.tableEmpty(ctx) {
+		view, release, err := b.registerView(b.pending)
+		if err != nil {
+			return "", nil, err
+		}
+		return "SELECT " + b.selectList() + " FROM " + view, release, nil
+	}
+	if err := b.materialize(ctx); err != nil {
+		return "", nil, err
+	}
+	return "SELECT " + b.selectList() + " FROM buf", func() {}, nil
+}
+
+func (b *buffer) tableEmpty(ctx context.Context) bool {
+	var n int64
+	err := b.conn.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM buf LIMIT 1)").Scan(&n)
+	return err == nil && n == 0
+}
+
 // check refuses a batch before anything of it is buffered.
 func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
 	present := map[string]bool{}
-	for i, f := range rec.Schema().Fields() {
+	for _, f := range rec.Schema().Fields() {
 		if strings.HasPrefix(f.Name, "_") {
 			continue
 		}
@@ -183,7 +286,6 @@ func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
 			return fmt.Errorf("%w: column %q is given twice", ErrBadRow, f.Name)
 		}
 		present[f.Name] = true
-		_ = i
 	}
 	isKey := map[string]bool{}
 	for _, k := range b.key {
@@ -298,6 +400,7 @@ func (b *buffer) selectList() string {
 
 // clear empties the buffer.
 func (b *buffer) clear(ctx context.Context) error {
+	b.releasePending()
 	if _, err := b.conn.ExecContext(ctx, "DELETE FROM buf"); err != nil {
 		return fmt.Errorf("clear buffer: %w", err)
 	}
@@ -306,12 +409,13 @@ func (b *buffer) clear(ctx context.Context) error {
 }
 
 func (b *buffer) close() error {
+	b.releasePending()
 	var errs []error
 	if b.conn != nil {
 		errs = append(errs, b.conn.Close())
 	}
 	errs = append(errs, b.db.Close())
-	if b.tempDir != "" && strings.Contains(b.tempDir, "lakesql-buffer-") {
+	if b.ownsTemp {
 		errs = append(errs, os.RemoveAll(b.tempDir))
 	}
 	return errors.Join(errs...)

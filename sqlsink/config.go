@@ -78,6 +78,9 @@ type Config struct {
 	// spills to TempDir.
 	MemoryLimit string
 	TempDir     string
+	// StateDir keeps the sink's staging journal, so that files staged by a
+	// run that crashed are deleted when the sink opens again. Optional.
+	StateDir string
 	// Threads bounds DuckDB's threads (0: DuckDB's default).
 	Threads int
 

@@ -130,8 +130,7 @@ func TestMemoryOneLargeEpoch(t *testing.T) {
 		l := sc.Text()
 		if v, ok := strings.CutPrefix(l, memHWMPrefix); ok {
 			hwm, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		}
-		if strings.Contains(l, "child: ") {
+		} else if strings.Contains(l, "child: ") {
 			t.Log(strings.TrimSpace(l))
 		}
 	}

@@ -20,6 +20,9 @@ import (
 func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []string, error) {
 	b := s.buf
 	q := b.conn
+	if err := b.materialize(ctx); err != nil {
+		return nil, nil, err
+	}
 	keys := make([]string, len(s.cfg.Key))
 	for i, k := range s.cfg.Key {
 		keys[i] = catalogadapter.QuoteIdent(k)

@@ -23,8 +23,8 @@ type Metrics struct {
 // counters is the live, concurrency-safe form of Metrics.
 type counters struct {
 	rows, bytes, commits, committed, rolledBack, skipped atomic.Int64
-	flushes, conflicts, retries, lastVersion              atomic.Int64
-	lastCommitNanos                                       atomic.Int64
+	flushes, conflicts, retries, lastVersion             atomic.Int64
+	lastCommitNanos                                      atomic.Int64
 }
 
 func (c *counters) snapshot() Metrics {

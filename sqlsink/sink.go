@@ -38,6 +38,7 @@ type Sink struct {
 	mu       sync.Mutex
 	m        *Machine
 	buf      *buffer
+	journal  journal
 	schema   *arrow.Schema
 	counters counters
 
@@ -118,6 +119,10 @@ func (s *Sink) open(ctx context.Context) error {
 		if last, ok, err = rec.LastEpoch(ctx, id, s.cfg.WriterID); err != nil {
 			return fmt.Errorf("recover last epoch: %w", err)
 		}
+	}
+	s.journal = newJournal(s.cfg.StateDir, s.cfg.WriterID)
+	if err := s.journal.recover(ctx, p, id); err != nil {
+		return err
 	}
 	buf, err := openBuffer(ctx, s.cfg, spec.Schema)
 	if err != nil {
@@ -239,12 +244,20 @@ func (s *Sink) stageBuffer(ctx context.Context) error {
 	if s.buf.rows == 0 {
 		return nil
 	}
-	r, err := s.stage(ctx, "SELECT "+s.buf.selectList()+" FROM buf")
+	query, done, err := s.buf.source(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := s.stage(ctx, query)
+	done()
 	if err != nil {
 		return err
 	}
 	s.staged = append(s.staged, r)
 	s.counters.flushes.Add(1)
+	if err := s.journal.record(s.staged); err != nil {
+		return err
+	}
 	return s.buf.clear(ctx)
 }
 
@@ -282,7 +295,7 @@ func (s *Sink) prepare(ctx context.Context) error {
 		return err
 	}
 	s.staged, s.removes = receipts, removes
-	return nil
+	return s.journal.record(s.staged)
 }
 
 // maxMergeRedos bounds how often an upsert redoes its merge after writers
@@ -313,6 +326,7 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		return res, err
 	}
 	s.staged, s.removes = nil, nil
+	s.journal.clear() // the files are live now; a stale journal is harmless
 	s.counters.lastCommitNanos.Store(int64(res.Duration))
 	if res.Skipped {
 		s.counters.skipped.Add(1)
@@ -340,16 +354,16 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 	for redo := 0; ; redo++ {
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil {
-			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries, Files: len(s.staged)}
+			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
 			if out.Skipped {
+				// Another run landed this epoch first: ours is not needed.
 				s.discard(ctx)
+				return res, nil
 			}
 			for _, r := range s.staged {
 				res.Rows += r.Rows
+				res.Files += r.Files
 				s.counters.bytes.Add(r.Bytes)
-			}
-			if out.Skipped {
-				res.Rows, res.Files = 0, 0
 			}
 			return res, nil
 		}
@@ -385,7 +399,9 @@ func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
 // discard deletes the epoch's staged files.
 func (s *Sink) discard(ctx context.Context) {
 	if d, ok := s.cfg.Provider.(catalogadapter.Discarder); ok && len(s.staged) > 0 {
-		d.Discard(context.WithoutCancel(ctx), s.cfg.Table, s.staged)
+		if err := d.Discard(context.WithoutCancel(ctx), s.cfg.Table, s.staged); err == nil {
+			s.journal.clear()
+		}
 	}
 	s.staged, s.removes = nil, nil
 }

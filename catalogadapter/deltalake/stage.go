@@ -156,7 +156,7 @@ func receipt(adds []*delta.Add) catalogadapter.Receipt {
 	if adds == nil {
 		adds = []*delta.Add{}
 	}
-	r := catalogadapter.Receipt{}
+	r := catalogadapter.Receipt{Files: len(adds)}
 	for _, a := range adds {
 		if n, ok := a.NumRecords(); ok {
 			r.Rows += n
