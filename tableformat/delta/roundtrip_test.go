@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -179,4 +180,74 @@ func colNames(cols []colType) []string {
 		out[i] = c.Name
 	}
 	return out
+}
+
+// TestScanArrow reads a snapshot as Arrow record batches and checks them
+// against the table's Arrow schema and its row count.
+func TestScanArrow(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	store, err := NewLocalStorage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := allTypesSchema()
+	snap, err := Create(ctx, store, CreateOptions{Schema: schema, PartitionColumns: []string{"p_str", "p_date"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, err := snap.WriteFiles(ctx, db, allTypesRows(1), WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []Action
+	for _, a := range adds {
+		actions = append(actions, Action{Add: a})
+	}
+	if _, err := snap.Commit(ctx, actions, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = NewTable(store).Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rr, err := snap.Scan(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	want, err := ToArrowSchema(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rr.Schema()
+	if len(got.Fields()) != len(want.Fields()) {
+		t.Fatalf("%d columns, want %d", len(got.Fields()), len(want.Fields()))
+	}
+	for i, f := range want.Fields() {
+		g := got.Field(i)
+		// DuckDB hands strings out as views or plain strings; both are Delta strings.
+		gs, err := FromArrowSchema(arrow.NewSchema([]arrow.Field{{Name: g.Name, Type: g.Type, Nullable: true}}, nil))
+		if err != nil {
+			t.Fatalf("column %s: %v", g.Name, err)
+		}
+		if g.Name != f.Name || gs.Fields[0].Type.String() != schema.Fields[i].Type.String() {
+			t.Errorf("column %d: got %s %s, want %s %s", i, g.Name, g.Type, f.Name, f.Type)
+		}
+	}
+	rows := int64(0)
+	for rr.Next() {
+		rows += rr.RecordBatch().NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 12 {
+		t.Fatalf("%d rows, want 12", rows)
+	}
 }
