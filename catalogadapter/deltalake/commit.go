@@ -128,10 +128,10 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 		root := filepath.ToSlash(snap.Table().Storage().LocalPath(""))
 		live := make(map[string]*delta.Add, len(snap.Files()))
 		for _, f := range snap.Files() {
-			live[canonical(root, f.Path)] = f
+			live[delta.CanonicalPath(root, f.Path)] = f
 		}
 		for _, r := range removes {
-			f, ok := live[canonical(root, r)]
+			f, ok := live[delta.CanonicalPath(root, r)]
 			if !ok {
 				return nil, fmt.Errorf("%w: file %s is no longer in the table at version %d (another writer removed it)",
 					catalogadapter.ErrConflict, r, snap.Version)
@@ -199,12 +199,12 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 	root := filepath.ToSlash(tpath)
 	ours := make(map[string]string, len(removes))
 	for _, r := range removes {
-		ours[canonical(root, r)] = r
+		ours[delta.CanonicalPath(root, r)] = r
 	}
 	for _, w := range winners {
 		for _, a := range w.Actions {
 			if a.Remove != nil {
-				if r, ok := ours[canonical(root, a.Remove.Path)]; ok {
+				if r, ok := ours[delta.CanonicalPath(root, a.Remove.Path)]; ok {
 					return fmt.Sprintf("version %d removed %s, which this commit rewrites", w.Version, r)
 				}
 			}
@@ -215,25 +215,6 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 		}
 	}
 	return ""
-}
-
-// canonical makes two spellings of a data file path compare equal, as the
-// Delta log reconciles them: escapes decoded, relative paths resolved
-// against the table root.
-func canonical(root, p string) string {
-	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
-		if u.Scheme == "file" {
-			return path.Clean(u.Path)
-		}
-		return u.Scheme + "://" + u.Host + path.Clean(u.Path)
-	}
-	if d, err := url.PathUnescape(p); err == nil {
-		p = d
-	}
-	if strings.HasPrefix(p, "/") {
-		return path.Clean(p)
-	}
-	return strings.TrimSuffix(root, "/") + "/" + path.Clean(p)
 }
 
 // decodeReceipts reads the add actions out of the receipts and checks that
@@ -269,7 +250,7 @@ func parseReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add
 			if err := checkAdd(a); err != nil {
 				return nil, fmt.Errorf("%w: receipt %d, file %d: %w", catalogadapter.ErrInvalid, i, j, err)
 			}
-			k := canonical(filepath.ToSlash(root), a.Path)
+			k := delta.CanonicalPath(filepath.ToSlash(root), a.Path)
 			if seen[k] {
 				return nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, a.Path)
 			}
@@ -355,14 +336,14 @@ func checkRemoves(removes []string, adds []*delta.Add) ([]string, error) {
 		if r == "" || strings.ContainsRune(r, 0) {
 			return nil, fmt.Errorf("%w: bad file path %q to remove", catalogadapter.ErrInvalid, r)
 		}
-		k := canonical("/", r)
+		k := delta.CanonicalPath("/", r)
 		if seen[k] {
 			return nil, fmt.Errorf("%w: file %s is removed twice", catalogadapter.ErrInvalid, r)
 		}
 		seen[k] = true
 	}
 	for _, a := range adds {
-		if seen[canonical("/", a.Path)] {
+		if seen[delta.CanonicalPath("/", a.Path)] {
 			return nil, fmt.Errorf("%w: file %s is both added and removed", catalogadapter.ErrInvalid, a.Path)
 		}
 	}
@@ -420,11 +401,11 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	root := filepath.ToSlash(tpath)
 	kept := map[string]bool{}
 	for _, f := range snap.Files() {
-		kept[canonical(root, f.Path)] = true
+		kept[delta.CanonicalPath(root, f.Path)] = true
 	}
 	var doomed []*delta.Add
 	for _, a := range adds {
-		if !kept[canonical(root, a.Path)] {
+		if !kept[delta.CanonicalPath(root, a.Path)] {
 			doomed = append(doomed, a)
 		}
 	}

@@ -138,12 +138,12 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 		root := filepath.ToSlash(tpath)
 		live := make(map[string]*delta.Add, len(snap.Files()))
 		for _, f := range snap.Files() {
-			live[canonical(root, f.Path)] = f
+			live[delta.CanonicalPath(root, f.Path)] = f
 		}
 		files := make([]*delta.Add, 0, len(paths))
 		seen := map[*delta.Add]bool{}
 		for _, pth := range paths {
-			f, ok := live[canonical(root, pth)]
+			f, ok := live[delta.CanonicalPath(root, pth)]
 			if !ok {
 				return "", fmt.Errorf("scan %s: %w: file %s is not in the table at version %d",
 					tpath, catalogadapter.ErrConflict, pth, snap.Version)

@@ -1,13 +1,11 @@
 package delta
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,18 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	_ "github.com/duckdb/duckdb-go/v2"
 	"github.com/google/go-cmp/cmp"
-	"github.com/klauspost/compress/zstd"
 )
-
-// cpqTSharedDir is where the shared Delta test tables live.
-const cpqTSharedDir = "../../../shared/testdata/delta"
-
-func cpqTRequireShared(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(cpqTSharedDir); err != nil {
-		t.Skipf("SKIPPING: shared Delta test data not found at %s (%v); these checkpoint tests did NOT run", cpqTSharedDir, err)
-	}
-}
 
 func cpqTStr(s string) *string { return &s }
 func cpqTI64(v int64) *int64   { return &v }
@@ -672,7 +659,7 @@ func cpqTCheckTable(t *testing.T, tableDir string, wantAdds int) {
 }
 
 func TestReadCheckpointParquetKernelTables(t *testing.T) {
-	cpqTRequireShared(t)
+	requireSharedTestData(t)
 	for _, tc := range []struct {
 		name     string
 		wantAdds int
@@ -684,14 +671,14 @@ func TestReadCheckpointParquetKernelTables(t *testing.T) {
 		{"v2-parquet-sidecars-struct-stats-only", 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cpqTCheckTable(t, filepath.Join(cpqTSharedDir, "kernel", tc.name), tc.wantAdds)
+			cpqTCheckTable(t, filepath.Join(sharedTestData, "kernel", tc.name), tc.wantAdds)
 		})
 	}
 }
 
 func TestReadCheckpointParquetV2Sidecars(t *testing.T) {
-	cpqTRequireShared(t)
-	logDir := filepath.Join(cpqTSharedDir, "kernel", "v2-parquet-sidecars-struct-stats-only", "_delta_log")
+	requireSharedTestData(t)
+	logDir := filepath.Join(sharedTestData, "kernel", "v2-parquet-sidecars-struct-stats-only", "_delta_log")
 	_, files := cpqTCheckpointFiles(t, logDir)
 	data, err := os.ReadFile(files[0])
 	if err != nil {
@@ -721,61 +708,10 @@ func TestReadCheckpointParquetV2Sidecars(t *testing.T) {
 	}
 }
 
-// untarZstForCheckpointTest unpacks a .tar.zst archive into dst.
-func untarZstForCheckpointTest(t testing.TB, archive, dst string) {
-	t.Helper()
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Clean(h.Name)
-		if filepath.IsAbs(name) || name == ".." || strings.HasPrefix(name, ".."+string(filepath.Separator)) {
-			t.Fatalf("archive entry %q escapes the destination", h.Name)
-		}
-		target := filepath.Join(dst, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			out, err := os.Create(target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(out, tr); err != nil {
-				out.Close()
-				t.Fatal(err)
-			}
-			if err := out.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 func TestReadCheckpointParquetGolden(t *testing.T) {
-	cpqTRequireShared(t)
+	requireSharedTestData(t)
 	dir := t.TempDir()
-	untarZstForCheckpointTest(t, filepath.Join(cpqTSharedDir, "golden", "checkpoint.tar.zst"), dir)
+	untarZst(t, filepath.Join(sharedTestData, "golden", "checkpoint.tar.zst"), dir)
 	tableDir := filepath.Join(dir, "checkpoint", "delta")
 	cpqTCheckTable(t, tableDir, 1)
 
@@ -891,7 +827,7 @@ func FuzzReadCheckpointParquet(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(small)
-	if files, _ := filepath.Glob(filepath.Join(cpqTSharedDir, "kernel", "app-txn-checkpoint", "_delta_log", "*.parquet")); len(files) > 0 {
+	if files, _ := filepath.Glob(filepath.Join(sharedTestData, "kernel", "app-txn-checkpoint", "_delta_log", "*.parquet")); len(files) > 0 {
 		if data, err := os.ReadFile(files[0]); err == nil {
 			f.Add(data)
 		}

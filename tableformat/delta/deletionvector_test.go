@@ -1,7 +1,6 @@
 package delta
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
 	"context"
@@ -9,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
-	"io"
 	"math/rand"
 	"net/url"
 	"os"
@@ -19,73 +17,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 const (
-	dvKernelSmallTable = "../../../shared/testdata/delta/kernel/table-with-dv-small"
-	dvGoldenDir        = "../../../shared/testdata/delta/golden"
+	dvKernelSmallTable = sharedTestData + "/kernel/table-with-dv-small"
+	dvGoldenDir        = sharedTestData + "/golden"
 )
-
-// dvRequireShared skips, loudly, when the shared test data is not checked out.
-func dvRequireShared(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat("../../../shared/testdata/delta"); err != nil {
-		t.Skipf("SKIPPING: shared Delta test data not found (../shared/testdata/delta): %v", err)
-	}
-}
-
-// untarZstForDVTest unpacks a .tar.zst archive into dst, refusing entries that
-// would land outside it.
-func untarZstForDVTest(t testing.TB, archive, dst string) {
-	t.Helper()
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatalf("untar %s: %v", archive, err)
-		}
-		target := filepath.Join(dst, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(target, filepath.Clean(dst)+string(filepath.Separator)) {
-			t.Fatalf("untar %s: entry %q escapes the destination", archive, h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			out, err := os.Create(target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(out, tr); err != nil {
-				out.Close()
-				t.Fatal(err)
-			}
-			if err := out.Close(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
 
 // dvLogEntry is one add or remove action of a test table's log that has a DV.
 type dvLogEntry struct {
@@ -180,7 +117,7 @@ func checkDVTable(t *testing.T, tableDir string, want map[string][]uint64) {
 // The kernel table holds values 0..9 at row indexes 0..9 (checked with
 // DuckDB's file_row_number); DELETE ... value IN (0, 9) leaves rows 0 and 9.
 func TestDeletionVectorKernelSmallTable(t *testing.T) {
-	dvRequireShared(t)
+	requireSharedTestData(t)
 	checkDVTable(t, dvKernelSmallTable, map[string][]uint64{
 		"vBn[lx{q8@P<9BNH/isA": {0, 9},
 	})
@@ -193,9 +130,9 @@ func TestDeletionVectorKernelSmallTable(t *testing.T) {
 // Expected rows were derived from the data files (DuckDB, file_row_number):
 // each DELETE targets one col1 value; the row holding it is listed here.
 func TestDeletionVectorGoldenColumnMapping(t *testing.T) {
-	dvRequireShared(t)
+	requireSharedTestData(t)
 	dir := t.TempDir()
-	untarZstForDVTest(t, filepath.Join(dvGoldenDir, "dv-with-columnmapping.tar.zst"), dir)
+	untarZst(t, filepath.Join(dvGoldenDir, "dv-with-columnmapping.tar.zst"), dir)
 	checkDVTable(t, filepath.Join(dir, "dv-with-columnmapping", "delta"), map[string][]uint64{
 		"5DxE90SCJoMhWOS&LEbJ": {0},    // part=0, col1=0 at row 0
 		"&9sA9{u>E#S[qd3XLIaZ": {0},    // part=2, col1=2
@@ -213,9 +150,9 @@ func TestDeletionVectorGoldenColumnMapping(t *testing.T) {
 // One file holds id 0..49 at row indexes 0..49; three DELETEs remove ids 0,
 // 7 and 14 in turn, each commit replacing the DV with a larger one.
 func TestDeletionVectorGoldenLogReplayKeyCases(t *testing.T) {
-	dvRequireShared(t)
+	requireSharedTestData(t)
 	dir := t.TempDir()
-	untarZstForDVTest(t, filepath.Join(dvGoldenDir, "log-replay-dv-key-cases.tar.zst"), dir)
+	untarZst(t, filepath.Join(dvGoldenDir, "log-replay-dv-key-cases.tar.zst"), dir)
 	checkDVTable(t, filepath.Join(dir, "log-replay-dv-key-cases", "delta"), map[string][]uint64{
 		"h{&8fAg]=QYJvl-}c!yH": {0},
 		"j=hZPftg7qJYIw^L+Oz9": {0, 7},

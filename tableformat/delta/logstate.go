@@ -83,13 +83,13 @@ func (st *logState) snapshot(t *Table, seg segment) *Snapshot {
 // fileKey is the reconciliation key of a file: its canonical path plus the
 // deletion vector's unique id.
 func (st *logState) fileKey(p string, dv *DeletionVectorDescriptor) string {
-	return canonicalPath(st.root, p) + "\x00" + dv.UniqueID()
+	return CanonicalPath(st.root, p) + "\x00" + dv.UniqueID()
 }
 
-// canonicalPath makes two spellings of one file compare equal: escapes
-// decoded, "file:" URIs reduced to their path, relative paths resolved
-// against the table root.
-func canonicalPath(root, p string) string {
+// CanonicalPath makes two spellings of one data file path compare equal, as
+// log replay reconciles them: escapes decoded, "file:" URIs reduced to their
+// path, relative paths resolved against the table root.
+func CanonicalPath(root, p string) string {
 	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
 		if u.Scheme == "file" {
 			return path.Clean(u.Path)
@@ -102,5 +102,5 @@ func canonicalPath(root, p string) string {
 	if strings.HasPrefix(p, "/") {
 		return path.Clean(p)
 	}
-	return root + "/" + path.Clean(p)
+	return strings.TrimSuffix(root, "/") + "/" + path.Clean(p)
 }
