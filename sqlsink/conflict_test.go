@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -595,6 +597,11 @@ func TestRaceSameWriterEpoch(t *testing.T) {
 					if ms.Commits != before[skipped.sink].Commits || ms.EpochsSkipped != before[skipped.sink].EpochsSkipped+1 {
 						t.Errorf("epoch %d: metrics of the skipped sink: %+v", n, ms)
 					}
+					// A replay that lost to its original is skipped as such, not
+					// treated as a conflict whose merge must be redone.
+					if ms.Conflicts != before[skipped.sink].Conflicts || ml.Conflicts != before[landed.sink].Conflicts {
+						t.Errorf("epoch %d: merge redos %d and %d, want none", n, ml.Conflicts, ms.Conflicts)
+					}
 					for _, s := range []*Sink{a, b} {
 						if last, ok := s.LastCommittedEpoch(); !ok || last != n {
 							t.Errorf("epoch %d: a sink's LastCommittedEpoch is %d %v", n, last, ok)
@@ -617,16 +624,19 @@ func TestRaceSameWriterEpoch(t *testing.T) {
 	}
 }
 
-// interferingProvider runs before before every commit: a test hook for a
-// competing writer that always wins.
-type interferingProvider struct {
+// hookProvider is the Delta provider with test hooks around its commits
+// and staging: a competing writer that always wins, a context cancelled
+// at an awkward moment.
+type hookProvider struct {
 	*deltalake.Provider
-	mu     sync.Mutex
-	before func() error
-	errs   []error
+	mu          sync.Mutex
+	before      func() error // before every commit attempt
+	errs        []error      // what before returned
+	afterCommit func()       // after every commit, landed or not
+	afterStage  func()       // after every staging run
 }
 
-func (p *interferingProvider) Commit(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt, opts catalogadapter.CommitOptions) (catalogadapter.CommitOutcome, error) {
+func (p *hookProvider) Commit(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt, opts catalogadapter.CommitOptions) (catalogadapter.CommitOutcome, error) {
 	p.mu.Lock()
 	if p.before != nil {
 		if err := p.before(); err != nil {
@@ -634,7 +644,19 @@ func (p *interferingProvider) Commit(ctx context.Context, id catalogadapter.Tabl
 		}
 	}
 	p.mu.Unlock()
-	return p.Provider.Commit(ctx, id, receipts, opts)
+	out, err := p.Provider.Commit(ctx, id, receipts, opts)
+	if p.afterCommit != nil {
+		p.afterCommit()
+	}
+	return out, err
+}
+
+func (p *hookProvider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, query string) (catalogadapter.Receipt, error) {
+	r, err := p.Provider.StageSQL(ctx, id, q, query)
+	if p.afterStage != nil {
+		p.afterStage()
+	}
+	return r, err
 }
 
 // TestCommitConflictFailsClearly: a commit that cannot succeed returns an
@@ -653,7 +675,7 @@ func TestCommitConflictFailsClearly(t *testing.T) {
 		// check checks the error beyond naming the epoch and table.
 		check func(t *testing.T, s *Sink, err error)
 	}
-	var interfere *interferingProvider
+	var interfere *hookProvider
 	var interfered [][]row
 	cases := map[string]failCase{
 		"read-only table": {
@@ -725,7 +747,7 @@ func TestCommitConflictFailsClearly(t *testing.T) {
 				// Another writer rewrites the file holding id 0 just before
 				// each of our commit attempts.
 				other := e.open(writerConfig(e, "other", "svc-b", nil, ModeUpsert))
-				interfere = &interferingProvider{Provider: e.provider}
+				interfere = &hookProvider{Provider: e.provider}
 				n := int64(0)
 				interfere.before = func() error {
 					n++
@@ -858,5 +880,101 @@ func TestCommitConflictFailsClearly(t *testing.T) {
 			}
 			checkNoOrphans(t, e, mode == ModeUpsert)
 		})
+	}
+}
+
+// TestRaceCancelAfterCommitLanded: the caller's context is cancelled in the
+// moment after the commit landed (a deadline racing the commit). The epoch
+// is in the table, so CommitEpoch must report it committed and the sink
+// must stay usable; reporting a failure would make the caller roll back or
+// retry an epoch that is already visible.
+func TestRaceCancelAfterCommitLanded(t *testing.T) {
+	for _, mode := range []Mode{ModeAppend, ModeUpsert} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			hook := &hookProvider{Provider: e.provider}
+			s := e.open(writerConfig(e, "a", "svc-a", hook, mode))
+			rows1 := []row{{Op: "I", ID: 1, Amount: 1}}
+			e.epoch(s, 1, batch(t, rows1...))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			hook.afterCommit = cancel
+			rows2 := []row{{Op: "I", ID: 2, Amount: 2}}
+			r := newRun(t, s, 2, rows2)
+			r.run(ctx)
+			hook.afterCommit = nil
+			if n, ok := lastEpoch(t, e, "svc-a"); !ok || n != 2 {
+				t.Fatalf("LastEpoch = %d %v: the commit did not land, the test does not test anything", n, ok)
+			}
+			if r.err != nil {
+				t.Errorf("epoch 2 landed as version %d but CommitEpoch failed: %v", r.res.Version, r.err)
+			}
+			if r.res.Skipped || r.res.Version != 2 {
+				t.Errorf("epoch 2: %+v, want version 2", r.res)
+			}
+			if n, ok := s.LastCommittedEpoch(); !ok || n != 2 {
+				t.Errorf("LastCommittedEpoch = %d %v, want 2", n, ok)
+			}
+			if st, h := s.State(), s.Health(); st != StateRunning || h.Status == Unhealthy {
+				t.Errorf("the sink is %v, %+v after its epoch landed", st, h)
+			}
+			// The next epoch commits, and holds only its own rows.
+			rows3 := []row{{Op: "I", ID: 3, Amount: 3}}
+			next := newRun(t, s, 3, rows3)
+			if next.run(context.Background()); next.err != nil {
+				t.Fatalf("epoch 3 after the cancelled one: %v", next.err)
+			}
+			want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 2}, {ID: 3, Amount: 3}}
+			if diff := cmp.Diff(want, e.rows()); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRaceCancelAfterStaging: the caller's context is cancelled just after
+// an append epoch's rows were staged, before the buffer was cleared. If
+// PreCommit fails, the caller may call it again; either way every row must
+// land once. The rows are given as int32 ids, which are not the table's
+// type, so they wait in DuckDB's buffer table (not as Arrow).
+func TestRaceCancelAfterStaging(t *testing.T) {
+	e := newEnv(t)
+	hook := &hookProvider{Provider: e.provider}
+	s := e.open(writerConfig(e, "a", "svc-a", hook, ModeAppend))
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	ctx := context.Background()
+	if err := s.BeginEpoch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	hook.afterStage = cancel
+	err := s.PreCommit(cctx, 1)
+	hook.afterStage = nil
+	if err != nil {
+		t.Logf("PreCommit with the context cancelled after staging: %v; calling it again", err)
+		if err := s.PreCommit(ctx, 1); err != nil {
+			t.Fatalf("PreCommit again: %v", err)
+		}
+	}
+	res, err := s.CommitEpoch(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]row{{ID: 1}, {ID: 2}}, e.rows()); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if res.Rows != 2 {
+		t.Errorf("CommitEpoch reports %d rows, want 2", res.Rows)
 	}
 }

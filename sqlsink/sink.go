@@ -258,7 +258,9 @@ func (s *Sink) stageBuffer(ctx context.Context) error {
 	if err := s.journal.record(s.staged); err != nil {
 		return err
 	}
-	return s.buf.clear(ctx)
+	// The rows are staged: clearing must not be cut short by the caller's
+	// context, or a retried PreCommit would stage them twice.
+	return s.buf.clear(context.WithoutCancel(ctx))
 }
 
 func (s *Sink) stage(ctx context.Context, query string) (catalogadapter.Receipt, error) {
@@ -319,7 +321,8 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		s.m.CommitFailed(e, err, false)
 		return res, fmt.Errorf("commit epoch %d to %s: %w", e, s.cfg.Table, err)
 	}
-	if err := s.buf.clear(ctx); err != nil {
+	// The epoch has landed: what follows must finish whatever the context.
+	if err := s.buf.clear(context.WithoutCancel(ctx)); err != nil {
 		// The commit landed; a buffer we cannot clear makes the sink unusable.
 		s.m.Committed(e, res.Skipped)
 		s.m.Fail(err.Error())
@@ -391,7 +394,7 @@ func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
 	s.discard(ctx)
 	s.counters.rolledBack.Add(1)
 	if s.buf != nil {
-		return s.buf.clear(ctx)
+		return s.buf.clear(context.WithoutCancel(ctx))
 	}
 	return nil
 }

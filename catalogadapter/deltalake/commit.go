@@ -82,6 +82,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if p.beforeCommit != nil {
 			p.beforeCommit(attempt)
 		}
+		// A cancelled caller gets no commit: decide before the point of no return.
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
 		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now})
 		if err == nil {
 			return catalogadapter.CommitOutcome{Version: res.Version, CommitTime: res.Time, Retries: attempt}, nil

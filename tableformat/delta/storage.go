@@ -111,7 +111,10 @@ func (s *LocalStorage) List(_ context.Context, prefix, startAfter string) ([]Obj
 // PutIfAbsent implements Storage: the data goes to a temp file, is synced, and
 // is then hard-linked to its name. link(2) fails if the name exists, so of two
 // writers exactly one wins and no reader ever sees a half-written entry.
-func (s *LocalStorage) PutIfAbsent(_ context.Context, key string, data []byte) error {
+func (s *LocalStorage) PutIfAbsent(ctx context.Context, key string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
 	path := s.LocalPath(key)
 	tmp, err := s.writeTemp(path, data)
 	if err != nil {
