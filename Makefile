@@ -1,22 +1,30 @@
 # lakesql build and test entry points. `make test` is what CI runs.
+SHELL    := /bin/bash
 GO       ?= go
 # duckdb_arrow turns on DuckDB's Arrow interface in duckdb-go.
 TAGS     := duckdb_arrow
 GOFLAGS_ := -tags=$(TAGS)
 FUZZTIME ?= 5s
 
-.PHONY: build test vet unit fuzz bench clean
+.PHONY: build test vet unit reports fuzz bench clean
 
 build:
 	$(GO) build $(GOFLAGS_) -o bin/lakesql ./cmd/lakesql
 
-test: vet unit fuzz
+test: vet unit reports fuzz
 
 vet:
 	$(GO) vet $(GOFLAGS_) ./...
 
+# The tests whose one-line reports we want to see run apart, verbosely.
+REPORTS := ^(TestGoldenTables|TestMemoryOneLargeEpoch)$$
+
 unit:
-	$(GO) test $(GOFLAGS_) -count=1 -timeout 20m ./...
+	$(GO) test $(GOFLAGS_) -count=1 -timeout 20m -skip '$(REPORTS)' ./...
+
+reports:
+	@set -o pipefail; $(GO) test $(GOFLAGS_) -count=1 -timeout 10m -run '$(REPORTS)' -v ./tableformat/delta ./sqlsink \
+		| grep -E '^(golden|memory|--- |ok|FAIL|panic)'
 
 # A short run of every fuzz target over input from outside.
 fuzz:
