@@ -64,9 +64,40 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
+	token := strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	adds, err := s.copyFiles(ctx, q, query, cols, root, token, target, schema, parts)
+	if err != nil {
+		removeWritten(root, token)
+		return nil, err
+	}
+	return adds, nil
+}
+
+// removeWritten deletes the files a failed write left, found by its token.
+func removeWritten(root, token string) {
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == logDir {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "part-"+token+"-") {
+			os.Remove(p)
+		}
+		return nil
+	})
+}
+
+// copyFiles runs DuckDB's COPY with per-file statistics and turns each file
+// it reports into an add action.
+func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols []string, root, token string,
+	target int64, schema *StructType, parts map[string]bool) ([]*Add, error) {
 	options := []string{
 		"FORMAT parquet", "RETURN_STATS", "COMPRESSION snappy",
-		"FILENAME_PATTERN 'part-{uuid}'", "APPEND",
+		// The token names this write's files, so a COPY that fails halfway
+		// can find and delete what it already wrote.
+		fmt.Sprintf("FILENAME_PATTERN 'part-%s-{uuid}'", token), "APPEND",
 	}
 	if pcs := s.Metadata.PartitionColumns; len(pcs) == 0 {
 		options = append(options, fmt.Sprintf("FILE_SIZE_BYTES %d", target))

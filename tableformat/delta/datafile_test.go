@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,5 +95,41 @@ func TestWriteFilesStatsAndPartitions(t *testing.T) {
 	}
 	if n, ok := null.NumRecords(); !ok || n != 1 {
 		t.Errorf("null partition numRecords = %d, %v", n, ok)
+	}
+}
+
+// TestWriteFilesFailureLeavesNoFiles makes DuckDB fail halfway through a
+// write that has already produced files: none of them may stay behind.
+func TestWriteFilesFailureLeavesNoFiles(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	if _, err := db.ExecContext(ctx, "SET threads = 1"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	store, err := NewLocalStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := &StructType{Fields: []*StructField{{Name: "id", Type: TypeLong, Nullable: true}, {Name: "s", Type: TypeString, Nullable: true}}}
+	snap, err := Create(ctx, store, CreateOptions{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cast fails on the last rows, after several small files are written.
+	query := `SELECT CASE WHEN i < 1900000 THEN i::VARCHAR ELSE 'not a number' END AS id, md5(i::VARCHAR) AS s FROM range(2000000) t(i)`
+	_, err = snap.WriteFiles(ctx, db, query, WriteOptions{TargetFileSize: 1 << 20})
+	if err == nil {
+		t.Fatal("a failing query wrote files without an error")
+	}
+	var left []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".parquet") {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Fatalf("%d files left after a failed write: %v", len(left), left[:1])
 	}
 }
