@@ -193,7 +193,9 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 
 // Write buffers a batch into the open epoch. A batch is taken whole or not
 // at all: a bad _op, a NULL in a NOT NULL or key column, a value that does
-// not convert, or an unknown column rejects it with nothing of it kept.
+// not convert, or an unknown column rejects it with nothing of it kept. In
+// append mode the sink may hold a reference to rec's columns until the
+// buffer is staged; the caller may release its own reference at once.
 func (s *Sink) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
