@@ -31,9 +31,11 @@ const (
 	// ExactlyOnce records (writer id, epoch) with every commit; an epoch the
 	// table already holds is skipped.
 	ExactlyOnce Delivery = "exactly-once"
-	// AtLeastOnce records nothing: a replayed epoch is written again. For
-	// upstreams that deduplicate themselves, or upsert sinks, where a
-	// replay rewrites the same rows.
+	// AtLeastOnce records nothing in the table: an epoch replayed after a
+	// restart is written again (within one open sink, an epoch at or below
+	// the last committed one is still skipped). For upstreams that
+	// deduplicate themselves, or upsert sinks, where a replay rewrites the
+	// same rows.
 	AtLeastOnce Delivery = "at-least-once"
 )
 

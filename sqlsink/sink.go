@@ -382,7 +382,11 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
 		}
 		opts.Removes = s.removes
-		time.Sleep(time.Duration(redo+1) * 20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return CommitResult{}, ctx.Err()
+		case <-time.After(time.Duration(redo+1) * 20 * time.Millisecond):
+		}
 	}
 }
 
