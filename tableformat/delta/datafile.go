@@ -187,7 +187,3 @@ func encodePath(rel string) string {
 	}
 	return strings.Join(segs, "/")
 }
-
-// NewFileName returns a unique data file name, for writers that stage files
-// themselves.
-func NewFileName() string { return "part-" + uuid.NewString() + ".parquet" }

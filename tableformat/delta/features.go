@@ -1,9 +1,6 @@
 package delta
 
-import (
-	"path/filepath"
-	"sort"
-)
+import "sort"
 
 // readerFeatures are the table features whose data we read correctly.
 // Anything else makes us refuse the table: better no rows than wrong rows.
@@ -76,5 +73,3 @@ func CheckWritable(p Protocol) error {
 	}
 	return nil
 }
-
-func filepathToSlash(p string) string { return filepath.ToSlash(p) }

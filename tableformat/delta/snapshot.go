@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -103,7 +104,7 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 	if err != nil {
 		return nil, err
 	}
-	st := newLogState(filepathToSlash(t.store.LocalPath("")))
+	st := newLogState(filepath.ToSlash(t.store.LocalPath("")))
 	if len(seg.checkpoint) > 0 {
 		actions, err := t.readCheckpoint(ctx, seg.checkpoint, !withTombstones)
 		if err != nil {
