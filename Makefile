@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseTransform$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./catalogadapter
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzProviderInputs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./catalogadapter/deltalake
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqlsink
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./planner
 
 bench:
 	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta

@@ -1,0 +1,477 @@
+package planner
+
+// The embedded engine: one DuckDB, one Delta provider, the sink registry and
+// a go-mysql-server engine whose database "lakesql" shows every sink as a
+// table. Exec runs one statement for a session: lakesql's own statements are
+// handled here, everything else by go-mysql-server.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	gms "github.com/dolthub/go-mysql-server/sql"
+	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/sqlsink"
+)
+
+// DatabaseName is the database go-mysql-server shows the sinks in.
+const DatabaseName = "lakesql"
+
+// Options configure an Engine.
+type Options struct {
+	// DataDir holds the sink registry, relative sink locations, the sinks'
+	// spill and state files. It is created if missing.
+	DataDir string
+	// AllowedRoots confine sink locations; the default is DataDir alone.
+	AllowedRoots []string
+}
+
+// Engine is an embedded lakesql: safe for concurrent use by many sessions.
+type Engine struct {
+	opts     Options
+	db       *sql.DB
+	provider *deltalake.Provider
+	gms      *sqle.Engine
+
+	mu     sync.Mutex // guards sinks, order and the registry file
+	sinks  map[string]*sinkHandle
+	closed bool
+}
+
+// Open opens (or creates) the data directory and the sinks defined in it.
+// Sinks are reached lazily: a definition whose table is gone or changed
+// fails when it is used, not here.
+func Open(ctx context.Context, opts Options) (*Engine, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("lakesql: a data directory is required")
+	}
+	dir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	opts.DataDir = dir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("lakesql: data directory: %w", err)
+	}
+	if len(opts.AllowedRoots) == 0 {
+		opts.AllowedRoots = []string{dir}
+	}
+	roots := make([]string, len(opts.AllowedRoots))
+	for i, r := range opts.AllowedRoots {
+		if roots[i], err = filepath.Abs(r); err != nil {
+			return nil, err
+		}
+	}
+	opts.AllowedRoots = roots
+
+	records, err := loadRegistry(dir)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, fmt.Errorf("lakesql: open DuckDB: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("lakesql: DuckDB settings: %w", err)
+	}
+	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{}), sinks: map[string]*sinkHandle{}}
+	for _, r := range records {
+		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
+		st, perr := Parse(r.Statement)
+		if cs, ok := st.(*CreateSink); perr == nil && ok {
+			h.def = cs
+		} else {
+			h.defErr = fmt.Errorf("sink %s: its stored definition does not parse: %v", r.Name, perr)
+		}
+		e.sinks[strings.ToLower(r.Name)] = h
+	}
+	registerSystemVariables()
+	e.gms = sqle.NewDefault(&provider{engine: e})
+	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
+	return e, nil
+}
+
+// GMS returns the go-mysql-server engine, for the MySQL server: its
+// Parser is lakesql's, its sessions must be *Session (NewSessionWith).
+func (e *Engine) GMS() *sqle.Engine { return e.gms }
+
+// Close closes the sinks (discarding open epochs) and DuckDB.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var errs []error
+	for _, h := range e.sinks {
+		if err := h.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// go-mysql-server's Close always reports the cancellation of its
+	// background threads' context: that is its normal shutdown.
+	if err := e.gms.Close(); err != nil && !errors.Is(err, context.Canceled) {
+		errs = append(errs, err)
+	}
+	errs = append(errs, e.db.Close())
+	return errors.Join(errs...)
+}
+
+// sinkHandle is one defined sink; its sqlsink.Sink is opened on first use.
+type sinkHandle struct {
+	engine    *Engine
+	rec       sinkRecord
+	def       *CreateSink
+	defErr    error
+	persisted bool
+
+	// lock is held by the session whose transaction has an open epoch on
+	// the sink: an epoch is one sequence of calls on the sink.
+	lock chan struct{}
+
+	openMu  sync.Mutex
+	sink    *sqlsink.Sink
+	gschema gms.Schema
+}
+
+// open returns the opened sink, opening it on first use.
+func (h *sinkHandle) open(ctx context.Context) (*sqlsink.Sink, error) {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	if h.sink != nil {
+		return h.sink, nil
+	}
+	if h.defErr != nil {
+		return nil, h.defErr
+	}
+	// A failure is not remembered: the next use tries again, so a table
+	// that comes back (or a transient error) heals without a restart.
+	s, err := h.engine.openSink(ctx, h.def, h.rec.Path, h.persisted)
+	if err != nil {
+		return nil, err
+	}
+	if h.rec.Columns != nil {
+		if change := schemaChange(h.rec.Columns, s.Schema()); change != "" {
+			s.Close()
+			return nil, fmt.Errorf("%w: sink %s: the table at %s changed underneath: %s (DROP SINK and CREATE SINK again to take the new schema)",
+				sqlsink.ErrConfig, h.rec.Name, h.rec.Path, change)
+		}
+	}
+	h.sink = s
+	return s, nil
+}
+
+func (h *sinkHandle) close() error {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	if h.sink == nil {
+		return nil
+	}
+	err := h.sink.Close()
+	h.sink = nil
+	return err
+}
+
+// LockWaitTimeout bounds how long a transaction waits for a sink that
+// another transaction writes to (MySQL's innodb_lock_wait_timeout default).
+var LockWaitTimeout = 50 * time.Second
+
+// acquire makes the caller the sink's only writer until release. It waits
+// for the transaction that holds the sink, at most LockWaitTimeout.
+func (h *sinkHandle) acquire(ctx context.Context) error {
+	select {
+	case h.lock <- struct{}{}:
+		return nil
+	default:
+	}
+	timer := time.NewTimer(LockWaitTimeout)
+	defer timer.Stop()
+	select {
+	case h.lock <- struct{}{}:
+		return nil
+	case <-timer.C:
+		return fmt.Errorf("%w: sink %s (waited %v)", errSinkBusy, h.rec.Name, LockWaitTimeout)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: sink %s (%w)", errSinkBusy, h.rec.Name, ctx.Err())
+	}
+}
+
+func (h *sinkHandle) release() { <-h.lock }
+
+// openSink opens a sink. existing says the definition comes from the
+// registry: its table must be there already, or the sink was dropped
+// underneath, and a new empty table must not silently replace it.
+func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, existing bool) (*sqlsink.Sink, error) {
+	cfg, err := e.sinkConfig(cs, path)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
+	if existing {
+		if _, err := e.provider.TableSpec(ctx, cfg.Table); err != nil {
+			if errors.Is(err, catalogadapter.ErrNoTable) {
+				return nil, fmt.Errorf("sink %s: its table at %s is gone (DROP SINK %s forgets the definition): %w",
+					cs.Name, path, quoteIdent(cs.Name), err)
+			}
+			return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+		}
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 || r == ':' || r == '.' {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(cs.Name))
+	cfg.TempDir = filepath.Join(e.opts.DataDir, "tmp", safe)
+	for _, d := range []string{cfg.TempDir, cfg.StateDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	s, err := sqlsink.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
+	if err := s.Open(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// lookup returns the handle of a sink by case-insensitive name.
+func (e *Engine) lookup(name string) (*sinkHandle, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h, ok := e.sinks[strings.ToLower(name)]
+	return h, ok
+}
+
+// sinkNames returns the sinks' names in sorted order.
+func (e *Engine) sinkNames() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, 0, len(e.sinks))
+	for _, h := range e.sinks {
+		out = append(out, h.rec.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// saveLocked writes the registry; e.mu must be held.
+func (e *Engine) saveLocked() error {
+	recs := make([]sinkRecord, 0, len(e.sinks))
+	for _, h := range e.sinks {
+		recs = append(recs, h.rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
+	return saveRegistry(e.opts.DataDir, recs)
+}
+
+// Result is what a statement returns: rows with their column names, or a
+// count of affected rows, and the warnings it raised.
+type Result struct {
+	Columns      []string
+	Rows         [][]any
+	RowsAffected uint64
+	Warnings     []Warning
+}
+
+// Warning is a note or warning a statement raised.
+type Warning struct {
+	Level   string
+	Code    int
+	Message string
+}
+
+// Exec runs one statement for a session, through go-mysql-server with
+// lakesql's parser (see parser.go), as the MySQL server will.
+func (e *Engine) Exec(ctx context.Context, s *Session, query string) (*Result, error) {
+	return s.execGMS(ctx, query)
+}
+
+func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Result, error) {
+	switch st := st.(type) {
+	case *CreateSink:
+		return e.createSink(ctx, st)
+	case *DropSink:
+		return e.dropSink(ctx, s, st)
+	case *ShowSinks:
+		return e.showSinks(), nil
+	case *ShowCreateSink:
+		h, ok := e.lookup(st.Name)
+		if !ok {
+			return nil, fmt.Errorf("%w: sink %s", ErrNoSink, st.Name)
+		}
+		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, h.rec.Statement}}}, nil
+	case *ShowSinkStatus:
+		return e.showSinkStatus(ctx, st.Name)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrNotSupported, st)
+}
+
+// ErrNoSink marks a sink name that is not defined.
+var ErrNoSink = errors.New("no such sink")
+
+// ErrSinkExists marks CREATE SINK of a name that is taken.
+var ErrSinkExists = errors.New("sink already exists")
+
+func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error) {
+	if cs.Format == FormatIceberg {
+		return nil, fmt.Errorf("%w: ICEBERG sinks (sink %s); use DELTA", ErrNotSupported, cs.Name)
+	}
+	path, err := resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, cs.Location)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
+	if _, err := parseOptions(cs.Options); err != nil {
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("lakesql: the engine is closed")
+	}
+	if _, ok := e.sinks[strings.ToLower(cs.Name)]; ok {
+		e.mu.Unlock()
+		if cs.IfNotExists {
+			return &Result{Warnings: []Warning{{Level: "Note", Code: 1050, Message: fmt.Sprintf("sink %s already exists", cs.Name)}}}, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrSinkExists, cs.Name)
+	}
+	for _, h := range e.sinks {
+		if h.rec.Path == path {
+			e.mu.Unlock()
+			return nil, fmt.Errorf("sink %s: the table at %s is already the sink %s", cs.Name, path, h.rec.Name)
+		}
+	}
+	// Reserve the name while the table is created.
+	stored := *cs
+	stored.IfNotExists = false
+	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Statement: stored.String(), Path: path},
+		def: &stored, lock: make(chan struct{}, 1)}
+	e.sinks[strings.ToLower(cs.Name)] = h
+	e.mu.Unlock()
+
+	s, err := e.openSink(ctx, &stored, path, false)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err == nil {
+		h.sink, h.persisted = s, true
+		h.rec.Columns = storedColumns(s.Schema())
+		err = e.saveLocked()
+		if err != nil {
+			s.Close()
+			h.sink = nil
+		}
+	}
+	if err != nil {
+		delete(e.sinks, strings.ToLower(cs.Name))
+		return nil, err
+	}
+	return &Result{}, nil
+}
+
+func (e *Engine) dropSink(ctx context.Context, s *Session, ds *DropSink) (*Result, error) {
+	if ds.Purge {
+		return nil, fmt.Errorf("%w: DROP SINK ... PURGE", ErrNotSupported)
+	}
+	h, ok := e.lookup(ds.Name)
+	if !ok {
+		if ds.IfExists {
+			return &Result{Warnings: []Warning{{Level: "Note", Code: 1051, Message: fmt.Sprintf("unknown sink %s", ds.Name)}}}, nil
+		}
+		return nil, fmt.Errorf("%w: %s", ErrNoSink, ds.Name)
+	}
+	if s != nil && s.writes(h) {
+		return nil, fmt.Errorf("%w: DROP SINK %s while this transaction writes to it (COMMIT or ROLLBACK first)",
+			ErrNotSupported, h.rec.Name)
+	}
+	// Wait for a transaction writing to it to finish.
+	if err := h.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer h.release()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.sinks, strings.ToLower(ds.Name))
+	if err := e.saveLocked(); err != nil {
+		e.sinks[strings.ToLower(ds.Name)] = h
+		return nil, err
+	}
+	h.openMu.Lock()
+	h.defErr = fmt.Errorf("%w: %s was dropped", ErrNoSink, h.rec.Name)
+	h.openMu.Unlock()
+	h.close()
+	return &Result{}, nil
+}
+
+func (e *Engine) showSinks() *Result {
+	res := &Result{Columns: []string{"Sink", "Format", "Location", "Mode"}}
+	for _, n := range e.sinkNames() {
+		h, ok := e.lookup(n)
+		if !ok {
+			continue
+		}
+		mode := string(sqlsink.ModeAppend)
+		format := ""
+		if h.def != nil {
+			format = strings.ToUpper(h.def.Format)
+			if so, err := parseOptions(h.def.Options); err == nil && so.mode != "" {
+				mode = string(so.mode)
+			}
+		}
+		res.Rows = append(res.Rows, []any{h.rec.Name, format, h.rec.Path, mode})
+	}
+	return res
+}
+
+func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, error) {
+	names := e.sinkNames()
+	if name != "" {
+		h, ok := e.lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNoSink, name)
+		}
+		names = []string{h.rec.Name}
+	}
+	res := &Result{Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"}}
+	for _, n := range names {
+		h, ok := e.lookup(n)
+		if !ok {
+			continue
+		}
+		s, err := h.open(ctx)
+		if err != nil {
+			res.Rows = append(res.Rows, []any{h.rec.Name, "unavailable", nil, nil, nil, nil, err.Error()})
+			continue
+		}
+		var last any
+		if ep, ok := s.LastCommittedEpoch(); ok {
+			last = ep
+		}
+		m := s.Metrics()
+		res.Rows = append(res.Rows, []any{h.rec.Name, string(s.Health().Status), last, m.LastVersion, m.Commits, m.RowsWritten, nil})
+	}
+	return res, nil
+}
+
+// gmsContext builds a go-mysql-server context for a session.
+func (e *Engine) gmsContext(ctx context.Context, s *Session) *gms.Context {
+	return gms.NewContext(ctx, gms.WithSession(s))
+}

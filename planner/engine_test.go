@@ -1,0 +1,607 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/sqlsink"
+)
+
+type testEngine struct {
+	t   *testing.T
+	dir string
+	e   *Engine
+}
+
+func openTestEngine(t *testing.T, dir string, roots ...string) *testEngine {
+	t.Helper()
+	e, err := Open(context.Background(), Options{DataDir: dir, AllowedRoots: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	te := &testEngine{t: t, dir: dir, e: e}
+	t.Cleanup(func() { e.Close() })
+	return te
+}
+
+func (te *testEngine) session() *Session {
+	s := te.e.NewSession()
+	te.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (te *testEngine) exec(s *Session, q string) *Result {
+	te.t.Helper()
+	res, err := te.e.Exec(context.Background(), s, q)
+	if err != nil {
+		te.t.Fatalf("%s: %v", q, err)
+	}
+	return res
+}
+
+func (te *testEngine) fails(s *Session, q string, want string) error {
+	te.t.Helper()
+	_, err := te.e.Exec(context.Background(), s, q)
+	if err == nil {
+		te.t.Fatalf("%s: succeeded, want an error containing %q", q, want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		te.t.Fatalf("%s: error %q does not contain %q", q, err, want)
+	}
+	return err
+}
+
+// rows runs a query and returns its rows.
+func (te *testEngine) rows(s *Session, q string) [][]any {
+	te.t.Helper()
+	return te.exec(s, q).Rows
+}
+
+const createOrders = `CREATE SINK orders INTO DELTA 'lake/orders'
+  (id BIGINT NOT NULL, amount DOUBLE, region VARCHAR(16), PRIMARY KEY (id))`
+
+// versions counts the commits in the table's Delta log.
+func versions(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAutocommitInsertAndSelect(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	table := filepath.Join(te.dir, "lake", "orders")
+	v0 := versions(t, table)
+	res := te.exec(s, "INSERT INTO orders VALUES (1, 1.5, 'eu'), (2, NULL, 'us')")
+	if res.RowsAffected != 2 {
+		t.Errorf("rows affected = %d, want 2", res.RowsAffected)
+	}
+	if got := versions(t, table) - v0; got != 1 {
+		t.Errorf("autocommit INSERT made %d versions, want 1", got)
+	}
+	got := te.rows(s, "SELECT id, amount, region FROM orders ORDER BY id")
+	want := [][]any{{int64(1), 1.5, "eu"}, {int64(2), nil, "us"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	got = te.rows(s, "SELECT region, count(*) FROM orders WHERE id > 1 GROUP BY region")
+	if diff := cmp.Diff([][]any{{"us", int64(1)}}, got); diff != "" {
+		t.Errorf("aggregate (-want +got):\n%s", diff)
+	}
+}
+
+func TestTransactionIsOneVersion(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	table := filepath.Join(te.dir, "lake", "orders")
+	v0 := versions(t, table)
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu'), (3, 3.0, 'us')")
+	// Inside the transaction a SELECT sees the last committed version.
+	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(0)}}) {
+		t.Errorf("inside the transaction: %v, want the committed version (0 rows)", got)
+	}
+	if got := versions(t, table) - v0; got != 0 {
+		t.Errorf("%d versions before COMMIT, want 0", got)
+	}
+	te.exec(s, "COMMIT")
+	if got := versions(t, table) - v0; got != 1 {
+		t.Errorf("BEGIN/INSERT/INSERT/COMMIT made %d versions, want 1", got)
+	}
+	got := te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(2)}, {int64(3)}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	// INSERT ... SELECT from a sink, in a transaction.
+	te.exec(s, "START TRANSACTION")
+	te.exec(s, "INSERT INTO orders SELECT id + 10, amount, region FROM orders WHERE region = 'eu'")
+	te.exec(s, "COMMIT")
+	got = te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(2)}, {int64(3)}, {int64(11)}, {int64(12)}}, got); diff != "" {
+		t.Errorf("after INSERT ... SELECT (-want +got):\n%s", diff)
+	}
+}
+
+func TestRollbackLeavesNothing(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	table := filepath.Join(te.dir, "lake", "orders")
+	v0 := versions(t, table)
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.exec(s, "ROLLBACK")
+	if got := versions(t, table) - v0; got != 0 {
+		t.Errorf("ROLLBACK made %d versions", got)
+	}
+	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(0)}}) {
+		t.Errorf("after ROLLBACK: %v", got)
+	}
+	// The sink is usable afterwards, by another session too.
+	s2 := te.session()
+	te.exec(s2, "INSERT INTO orders VALUES (5, 5.0, 'eu')")
+	if got := te.rows(s, "SELECT id FROM orders"); !cmp.Equal(got, [][]any{{int64(5)}}) {
+		t.Errorf("after a later INSERT: %v", got)
+	}
+}
+
+func TestFailingStatementKeepsEarlierRows(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.fails(s, "INSERT INTO orders VALUES (2, 2.0, 'eu'), (NULL, 3.0, 'us')", "non-nullable")
+	te.exec(s, "INSERT INTO orders VALUES (4, 4.0, 'us')")
+	te.exec(s, "COMMIT")
+	got := te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(4)}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	// A failed autocommit statement leaves nothing behind for the next one.
+	te.fails(s, "INSERT INTO orders VALUES (7, 7.0, 'eu'), (NULL, 8.0, 'eu')", "non-nullable")
+	te.exec(s, "INSERT INTO orders VALUES (9, 9.0, 'eu')")
+	got = te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(4)}, {int64(9)}}, got); diff != "" {
+		t.Errorf("after a failed autocommit INSERT (-want +got):\n%s", diff)
+	}
+}
+
+func TestExplicitEpochReplayIsSkipped(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	table := filepath.Join(te.dir, "lake", "orders")
+	te.exec(s, "SET lakesql_epoch = 42")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.exec(s, "COMMIT")
+	v := versions(t, table)
+	// The variable applies to one transaction only.
+	if got := te.rows(s, "SELECT @@lakesql_epoch"); !cmp.Equal(got, [][]any{{int64(-1)}}) {
+		t.Errorf("@@lakesql_epoch after the commit = %v, want -1", got)
+	}
+	te.exec(s, "SET lakesql_epoch = 42")
+	res := te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	if res.RowsAffected != 0 {
+		t.Errorf("replayed autocommit INSERT: rows affected = %d, want 0", res.RowsAffected)
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].Code != WarnEpochReplayed {
+		t.Errorf("replay warnings = %+v", res.Warnings)
+	}
+	if got := versions(t, table); got != v {
+		t.Errorf("a replay made %d versions", got-v)
+	}
+	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(1)}}) {
+		t.Errorf("after the replay: %v, want 1 row", got)
+	}
+	// Without an explicit epoch the next one follows the last committed.
+	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu')")
+	sk, _ := te.e.lookup("orders")
+	sink, _ := sk.open(context.Background())
+	if last, _ := sink.LastCommittedEpoch(); last != 43 {
+		t.Errorf("last committed epoch = %d, want 43", last)
+	}
+}
+
+func TestRestartKeepsSinksAndData(t *testing.T) {
+	dir := t.TempDir()
+	te := openTestEngine(t, dir)
+	s := te.session()
+	te.exec(s, createOrders+" WITH (mode = 'upsert', writer_id = 'svc-a')")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu'), (2, 2.0, 'us')")
+	if err := te.e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	te2 := openTestEngine(t, dir)
+	s2 := te2.session()
+	got := te2.rows(s2, "SELECT id, amount FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1), 1.0}, {int64(2), 2.0}}, got); diff != "" {
+		t.Errorf("after restart (-want +got):\n%s", diff)
+	}
+	// Upsert mode survived the restart: the same key replaces its row.
+	te2.exec(s2, "INSERT INTO orders VALUES (1, 10.0, 'eu')")
+	got = te2.rows(s2, "SELECT id, amount FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1), 10.0}, {int64(2), 2.0}}, got); diff != "" {
+		t.Errorf("upsert after restart (-want +got):\n%s", diff)
+	}
+	res := te2.exec(s2, "SHOW CREATE SINK orders")
+	want := "CREATE SINK `orders` INTO DELTA 'lake/orders' (`id` BIGINT NOT NULL, `amount` DOUBLE, `region` VARCHAR(16), PRIMARY KEY (`id`)) WITH (mode = 'upsert', writer_id = 'svc-a')"
+	if diff := cmp.Diff([][]any{{"orders", want}}, res.Rows); diff != "" {
+		t.Errorf("SHOW CREATE SINK (-want +got):\n%s", diff)
+	}
+}
+
+func TestShowSinks(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders+" WITH (mode = 'upsert')")
+	te.exec(s, "CREATE SINK events INTO DELTA 'lake/events' (ts TIMESTAMP, payload JSON)")
+	res := te.exec(s, "SHOW SINKS")
+	want := &Result{Columns: []string{"Sink", "Format", "Location", "Mode"}, Rows: [][]any{
+		{"events", "DELTA", filepath.Join(te.dir, "lake", "events"), "append"},
+		{"orders", "DELTA", filepath.Join(te.dir, "lake", "orders"), "upsert"},
+	}}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("SHOW SINKS (-want +got):\n%s", diff)
+	}
+	te.exec(s, "DROP SINK events")
+	te.fails(s, "SELECT * FROM events", "not found")
+	if got := len(te.exec(s, "SHOW SINKS").Rows); got != 1 {
+		t.Errorf("after DROP SINK: %d sinks", got)
+	}
+	// The data stays: the sink can attach to it again.
+	te.exec(s, "CREATE SINK events2 INTO DELTA 'lake/events'")
+	te.fails(s, "CREATE SINK orders INTO DELTA 'lake/other' (id BIGINT)", "already exists")
+	te.exec(s, "CREATE SINK IF NOT EXISTS orders INTO DELTA 'lake/other' (id BIGINT)")
+}
+
+func TestBadInput(t *testing.T) {
+	base := t.TempDir()
+	te := openTestEngine(t, filepath.Join(base, "data"))
+	s := te.session()
+	err := te.fails(s, "CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (colour = 'blue')", "unknown option colour")
+	if !errors.Is(err, ErrOption) {
+		t.Errorf("unknown option: %v is not ErrOption", err)
+	}
+	te.fails(s, "CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (mode = 'sideways')", "not a mode")
+	err = te.fails(s, "CREATE SINK x INTO DELTA '../outside' (id BIGINT)", "outside the allowed roots")
+	if !errors.Is(err, ErrLocation) {
+		t.Errorf("outside root: %v is not ErrLocation", err)
+	}
+	te.fails(s, "CREATE SINK x INTO DELTA '"+filepath.Join(base, "elsewhere")+"' (id BIGINT)", "outside the allowed roots")
+	te.fails(s, "CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)", "not supported yet")
+	te.fails(s, "CREATE SINK x INTO DELTA 'lake/missing'", "")
+	err = te.fails(s, "CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)", "syntax error at position 20")
+	if se := new(SyntaxError); !errors.As(err, &se) {
+		t.Errorf("syntax error: %T %v is not a *SyntaxError", err, err)
+	}
+	for q, want := range map[string]int{
+		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":            1064,
+		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)": 1210,
+		"CREATE SINK x INTO DELTA '/elsewhere' (id BIGINT)":          1210,
+		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
+		"SHOW CREATE SINK nosuch":                                    1146,
+		"SELECT * FROM nosuch":                                       1146,
+	} {
+		_, err := te.e.Exec(context.Background(), s, q)
+		if got := MySQLError(err); got == nil || got.Num != want {
+			t.Errorf("%s: MySQL error %v, want %d", q, got, want)
+		}
+	}
+	// None of the failures left a sink behind.
+	if got := te.exec(s, "SHOW SINKS").Rows; len(got) != 0 {
+		t.Errorf("failed CREATE SINKs left %v", got)
+	}
+
+	te.exec(s, createOrders)
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.fails(s, "INSERT INTO orders VALUES (NULL, 1.0, 'eu')", "non-nullable")
+	if code := MySQLError(te.fails(s, "INSERT INTO orders VALUES (NULL, 1.0, 'eu')", "")).Num; code != 1048 {
+		t.Errorf("NULL into NOT NULL: MySQL error %d, want 1048", code)
+	}
+	if code := MySQLError(te.fails(s, "INSERT INTO orders (_op, id) VALUES ('Z', 3)", `_op "Z"`)).Num; code != 1366 {
+		t.Errorf("unknown _op: MySQL error %d, want 1366", code)
+	}
+	te.fails(s, "INSERT INTO orders VALUES ('abc', 1.0, 'eu')", "")
+	te.fails(s, "INSERT INTO orders VALUES (2, 1.0, 'eu', 'extra')", "")
+	te.fails(s, "INSERT INTO orders (id, colour) VALUES (2, 'blue')", "colour")
+	if got := te.rows(s, "SELECT id FROM orders"); !cmp.Equal(got, [][]any{{int64(1)}}) {
+		t.Errorf("after the failed INSERTs: %v, want the one committed row", got)
+	}
+	// Attaching with columns that do not match the table is refused.
+	te.exec(s, "DROP SINK orders")
+	te.fails(s, "CREATE SINK orders INTO DELTA 'lake/orders' (id INT NOT NULL, amount DOUBLE, region VARCHAR(16))", "does not match")
+	// Attaching without columns takes the table's schema and its data.
+	te.exec(s, "CREATE SINK orders INTO DELTA 'lake/orders'")
+	if got := te.rows(s, "SELECT id, amount, region FROM orders"); !cmp.Equal(got, [][]any{{int64(1), 1.0, "eu"}}) {
+		t.Errorf("attached sink reads %v", got)
+	}
+}
+
+func TestSinkGoneUnderneath(t *testing.T) {
+	dir := t.TempDir()
+	te := openTestEngine(t, dir)
+	s := te.session()
+	te.exec(s, createOrders)
+	te.exec(s, "CREATE SINK other INTO DELTA 'lake/other' (id BIGINT)")
+	te.e.Close()
+	if err := os.RemoveAll(filepath.Join(dir, "lake", "orders")); err != nil {
+		t.Fatal(err)
+	}
+	te2 := openTestEngine(t, dir)
+	s2 := te2.session()
+	if code := MySQLError(te2.fails(s2, "SELECT * FROM orders", "is gone")).Num; code != 1146 {
+		t.Errorf("sink whose table is gone: MySQL error %d, want 1146", code)
+	}
+	te2.fails(s2, "INSERT INTO orders VALUES (1, 1.0, 'eu')", "is gone")
+	// The other sink is unaffected.
+	te2.exec(s2, "INSERT INTO other VALUES (1)")
+	te2.exec(s2, "DROP SINK orders")
+	te2.e.Close()
+
+	// A table changed underneath: another engine puts a different table
+	// where other's was.
+	if err := os.RemoveAll(filepath.Join(dir, "lake", "other")); err != nil {
+		t.Fatal(err)
+	}
+	te3 := openTestEngine(t, t.TempDir(), dir)
+	te3.exec(te3.session(), "CREATE SINK x INTO DELTA '"+filepath.Join(dir, "lake", "other")+"' (id INT, name TEXT)")
+	te3.e.Close()
+	te4 := openTestEngine(t, dir)
+	s4 := te4.session()
+	te4.fails(s4, "SELECT * FROM other", "does not match the sink's columns")
+	te4.fails(s4, "INSERT INTO other VALUES (1)", "does not match the sink's columns")
+	if got := te4.exec(s4, "SHOW SINK STATUS other").Rows; len(got) != 1 || got[0][1] != "unavailable" {
+		t.Errorf("SHOW SINK STATUS of a broken sink: %v", got)
+	}
+}
+
+func TestChangelogRows(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders+" WITH (mode = 'upsert')")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu'), (2, 2.0, 'us'), (3, 3.0, 'us')")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders (_op, id, amount, region) VALUES ('D', 2, NULL, NULL), ('U', 3, 30.0, 'us')")
+	te.exec(s, "INSERT INTO orders (id, _op, amount, region) VALUES (4, 'I', 4.0, 'eu')")
+	err := te.fails(s, "INSERT INTO orders (_op, id, amount, region) VALUES ('X', 5, 5.0, 'eu')", `_op "X"`)
+	if !errors.Is(err, sqlsink.ErrBadOp) {
+		t.Errorf("unknown _op: %v is not ErrBadOp", err)
+	}
+	te.exec(s, "COMMIT")
+	got := te.rows(s, "SELECT id, amount FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1), 1.0}, {int64(3), 30.0}, {int64(4), 4.0}}, got); diff != "" {
+		t.Errorf("after the changelog (-want +got):\n%s", diff)
+	}
+	// A plain INSERT still needs no _op, and SELECT * shows no _op.
+	te.exec(s, "INSERT INTO orders VALUES (6, 6.0, 'eu')")
+	if res := te.exec(s, "SELECT * FROM orders WHERE id = 6"); !cmp.Equal(res.Columns, []string{"id", "amount", "region"}) {
+		t.Errorf("SELECT * columns = %v", res.Columns)
+	}
+	// Deletes need upsert mode.
+	te.exec(s, "CREATE SINK log INTO DELTA 'lake/log' (id BIGINT)")
+	te.fails(s, "INSERT INTO log (_op, id) VALUES ('D', 1)", "append mode")
+}
+
+func TestAutocommitOffAndSeveralSinks(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	te.exec(s, "CREATE SINK log INTO DELTA 'lake/log' (id BIGINT, note TEXT)")
+	orders, log := filepath.Join(te.dir, "lake", "orders"), filepath.Join(te.dir, "lake", "log")
+	vo, vl := versions(t, orders), versions(t, log)
+	te.exec(s, "SET autocommit = 0")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	te.exec(s, "INSERT INTO log VALUES (1, 'first')")
+	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu')")
+	if versions(t, orders) != vo || versions(t, log) != vl {
+		t.Fatal("autocommit=0: rows were committed before COMMIT")
+	}
+	te.exec(s, "COMMIT")
+	if versions(t, orders)-vo != 1 || versions(t, log)-vl != 1 {
+		t.Errorf("one transaction over two sinks made %d and %d versions, want 1 and 1",
+			versions(t, orders)-vo, versions(t, log)-vl)
+	}
+	te.exec(s, "INSERT INTO log VALUES (2, 'second')")
+	te.exec(s, "ROLLBACK")
+	if got := te.rows(s, "SELECT count(*) FROM log"); !cmp.Equal(got, [][]any{{int64(1)}}) {
+		t.Errorf("log after ROLLBACK: %v", got)
+	}
+	// The same explicit epoch goes to every sink of the transaction; a
+	// replay skips both.
+	te.exec(s, "SET autocommit = 1")
+	te.exec(s, "SET lakesql_epoch = 100")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (3, 3.0, 'us')")
+	te.exec(s, "INSERT INTO log VALUES (3, 'third')")
+	te.exec(s, "COMMIT")
+	te.exec(s, "SET lakesql_epoch = 100")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (3, 3.0, 'us')")
+	te.exec(s, "INSERT INTO log VALUES (3, 'third')")
+	res := te.exec(s, "COMMIT")
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "2 sink(s)") {
+		t.Errorf("replayed COMMIT warnings = %+v", res.Warnings)
+	}
+	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(3)}}) {
+		t.Errorf("orders after the replay: %v", got)
+	}
+}
+
+func TestConcurrentSessionsTakeTurns(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s1, s2 := te.session(), te.session()
+	te.exec(s1, createOrders)
+	te.exec(s1, "BEGIN")
+	te.exec(s1, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	// s2 waits for s1's transaction; here it gives up first.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err := te.e.Exec(ctx, s2, "INSERT INTO orders VALUES (2, 2.0, 'eu')")
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "in use by another transaction") {
+		t.Fatalf("second writer: %v, want it to wait and time out", err)
+	}
+	if code := MySQLError(err).Num; code != 1205 {
+		t.Errorf("busy sink: MySQL error %d, want 1205", code)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := te.e.Exec(context.Background(), s2, "INSERT INTO orders VALUES (3, 3.0, 'eu')")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	te.exec(s1, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := te.rows(s1, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	// A transaction cannot drop the sink it writes to; another session
+	// waits for it.
+	te.exec(s1, "BEGIN")
+	te.exec(s1, "INSERT INTO orders VALUES (6, 6.0, 'eu')")
+	te.fails(s1, "DROP SINK orders", "COMMIT or ROLLBACK first")
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err = te.e.Exec(ctx, s2, "DROP SINK orders")
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "in use by another transaction") {
+		t.Fatalf("DROP SINK of a sink another transaction writes: %v", err)
+	}
+	te.exec(s1, "ROLLBACK")
+	// Closing a session rolls back its transaction and frees the sink.
+	te.exec(s1, "BEGIN")
+	te.exec(s1, "INSERT INTO orders VALUES (4, 4.0, 'eu')")
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	te.exec(s2, "INSERT INTO orders VALUES (5, 5.0, 'eu')")
+	got = te.rows(s2, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}, {int64(5)}}, got); diff != "" {
+		t.Errorf("after closing a session mid-transaction (-want +got):\n%s", diff)
+	}
+}
+
+func TestShowSinkStatus(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	te.exec(s, "SET lakesql_epoch = 7")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu'), (2, 2.0, 'eu')")
+	res := te.exec(s, "SHOW SINK STATUS orders")
+	want := &Result{
+		Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"},
+		Rows:    [][]any{{"orders", "healthy", int64(7), int64(1), int64(1), int64(2), nil}},
+	}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("SHOW SINK STATUS (-want +got):\n%s", diff)
+	}
+	te.fails(s, "SHOW SINK STATUS nosuch", "no such sink")
+}
+
+// TestLeakedEpochIsDropped: go-mysql-server's server path leaves a failed
+// autocommit statement's transaction open; rows that statement handed to a
+// sink must not reach the next statement's commit.
+func TestLeakedEpochIsDropped(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	h, _ := te.e.lookup("orders")
+	gctx := te.e.gmsContext(context.Background(), s)
+	tx, err := s.StartTransaction(gctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gctx.SetTransaction(tx)
+	// The failed statement's rows, already in the epoch; then the error
+	// left the transaction open.
+	if err := s.write(gctx, h, []gms.Row{{int64(99), 9.0, "xx"}}); err != nil {
+		t.Fatal(err)
+	}
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	got := te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeleteAndUpdateOnUpsertSink(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders+" WITH (mode = 'upsert')")
+	table := filepath.Join(te.dir, "lake", "orders")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu'), (2, 2.0, 'us'), (3, 3.0, 'us'), (4, 4.0, 'eu')")
+	if res := te.exec(s, "DELETE FROM orders WHERE id = 2"); res.RowsAffected != 1 {
+		t.Errorf("DELETE: %d rows affected, want 1", res.RowsAffected)
+	}
+	if res := te.exec(s, "UPDATE orders SET amount = 30.0 WHERE region = 'us'"); res.RowsAffected != 1 {
+		t.Errorf("UPDATE: %d rows affected, want 1", res.RowsAffected)
+	}
+	v := versions(t, table)
+	te.exec(s, "BEGIN")
+	te.exec(s, "DELETE FROM orders WHERE region = 'eu' AND id > 1")
+	te.exec(s, "INSERT INTO orders VALUES (5, 5.0, 'ap')")
+	te.exec(s, "COMMIT")
+	if got := versions(t, table) - v; got != 1 {
+		t.Errorf("BEGIN/DELETE/INSERT/COMMIT made %d versions, want 1", got)
+	}
+	te.fails(s, "UPDATE orders SET id = 9 WHERE id = 1", "key column id")
+	got := te.rows(s, "SELECT id, amount, region FROM orders ORDER BY id")
+	want := [][]any{{int64(1), 1.0, "eu"}, {int64(3), 30.0, "us"}, {int64(5), 5.0, "ap"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	te.exec(s, "CREATE SINK log INTO DELTA 'lake/log' (id BIGINT)")
+	te.exec(s, "INSERT INTO log VALUES (1)")
+	te.fails(s, "DELETE FROM log WHERE id = 1", "append mode")
+	te.fails(s, "UPDATE log SET id = 2", "append mode")
+	if got := te.rows(s, "SELECT id FROM log"); !cmp.Equal(got, [][]any{{int64(1)}}) {
+		t.Errorf("append sink after refused DELETE/UPDATE: %v", got)
+	}
+}
+
+func TestAttachedSinkChangedUnderneath(t *testing.T) {
+	dir := t.TempDir()
+	te := openTestEngine(t, dir)
+	s := te.session()
+	te.exec(s, "CREATE SINK a INTO DELTA 'lake/a' (id BIGINT, name TEXT)")
+	te.exec(s, "INSERT INTO a VALUES (1, 'one')")
+	te.exec(s, "DROP SINK a")
+	te.exec(s, "CREATE SINK b INTO DELTA 'lake/a'") // attach: the schema comes from the table
+	te.e.Close()
+	// Another engine replaces the table with one of other columns.
+	if err := os.RemoveAll(filepath.Join(dir, "lake", "a")); err != nil {
+		t.Fatal(err)
+	}
+	other := openTestEngine(t, t.TempDir(), dir)
+	other.exec(other.session(), "CREATE SINK x INTO DELTA '"+filepath.Join(dir, "lake", "a")+"' (id INT)")
+	other.e.Close()
+	te2 := openTestEngine(t, dir)
+	s2 := te2.session()
+	err := te2.fails(s2, "SELECT * FROM b", "changed underneath: it had 2 columns, it has 1")
+	if !errors.Is(err, sqlsink.ErrConfig) {
+		t.Errorf("%v (%T) is not sqlsink.ErrConfig", err, err)
+	}
+}

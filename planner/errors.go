@@ -1,0 +1,47 @@
+package planner
+
+// MySQL error codes for lakesql's errors, for the REPL and the server.
+
+import (
+	"errors"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/sqlsink"
+)
+
+// MySQLError gives err the MySQL error code and SQLSTATE a client sees.
+// lakesql's own errors are classified here; everything else the way
+// go-mysql-server classifies it (sql.CastSQLError).
+func MySQLError(err error) *mysql.SQLError {
+	if err == nil {
+		return nil
+	}
+	code, state := 0, mysql.SSUnknownSQLState
+	var syn *SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		code, state = mysql.ERParseError, mysql.SSClientError
+	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported):
+		code, state = mysql.ERNotSupportedYet, mysql.SSClientError
+	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
+		code, state = mysql.ERNoSuchTable, mysql.SSUnknownTable
+	case errors.Is(err, ErrSinkExists):
+		code, state = mysql.ERTableExists, "42S01"
+	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, ErrInvalidDefinition),
+		errors.Is(err, sqlsink.ErrConfig):
+		code, state = mysql.ERWrongArguments, mysql.SSUnknownSQLState
+	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
+		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
+	case errors.Is(err, errSinkBusy):
+		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
+	default:
+		return gms.CastSQLError(err)
+	}
+	return mysql.NewSQLError(code, state, "%s", err.Error())
+}
+
+// errSinkBusy marks a sink that another transaction held too long.
+var errSinkBusy = errors.New("sink is in use by another transaction")

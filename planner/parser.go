@@ -1,0 +1,236 @@
+package planner
+
+// The parser go-mysql-server runs (Engine.Parser is replaceable): it wraps
+// the MySQL parser and turns lakesql's own statements, and the SELECTs that
+// take the DuckDB route, into injected statements: ast.InjectedStatement
+// whose Statement resolves to a node implementing sql.ExecSourceRel, which
+// go-mysql-server's executor runs through its RowIter method. Everything
+// else is the MySQL parser's. Going through go-mysql-server for every
+// statement keeps one behaviour for Engine.Exec and for the MySQL server
+// (which calls the engine's parser the same way), transactions included.
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+)
+
+type gmsParser struct {
+	engine *Engine
+	mysql  *gms.MysqlParser
+}
+
+var _ gms.Parser = (*gmsParser)(nil)
+
+func (p *gmsParser) ParseSimple(query string) (ast.Statement, error) {
+	if st, ok, err := p.inject(nil, query); ok {
+		return st, err
+	}
+	return p.mysql.ParseSimple(query)
+}
+
+func (p *gmsParser) Parse(ctx *gms.Context, query string, multi bool) (ast.Statement, string, string, error) {
+	return p.ParseWithOptions(ctx, query, ';', multi, gms.LoadSqlMode(ctx).ParserOptions())
+}
+
+func (p *gmsParser) ParseWithOptions(ctx context.Context, query string, delimiter rune, multi bool, options ast.ParserOptions) (ast.Statement, string, string, error) {
+	s := gms.RemoveSpaceAndDelimiter(query, delimiter)
+	if st, ok, err := p.inject(ctx, s); ok {
+		// A lakesql statement is the whole query: it does not take part
+		// in multi-statement splitting.
+		return st, s, "", err
+	}
+	return p.mysql.ParseWithOptions(ctx, query, delimiter, multi, options)
+}
+
+func (p *gmsParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
+	if st, ok, err := p.inject(ctx, query); ok {
+		return st, len(query), err
+	}
+	return p.mysql.ParseOneWithOptions(ctx, query, options)
+}
+
+// inject returns the injected statement for a lakesql statement or a
+// routed SELECT; ok is false when the MySQL parser must parse query.
+func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bool, error) {
+	if IsLakesqlStatement(query) {
+		st, err := Parse(query)
+		// go-mysql-server turns a parser's error into a plain syntax
+		// error; a node that fails when run keeps lakesql's typed
+		// *SyntaxError or *DefinitionError for the caller.
+		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, st: st, err: err}}, true, nil
+	}
+	gctx, isGMS := ctx.(*gms.Context)
+	if !isGMS {
+		return nil, false, nil
+	}
+	if sess, ok := gctx.Session.(*Session); ok {
+		sess.dropLeakedEpochs(gctx)
+		// The sinks show _op while an INSERT that names it is planned.
+		sess.changelog.Store(namesOpColumn(query))
+	}
+	if w, _ := leadingWord(query, 0); keywordIs(w, "SELECT") && !p.engine.noRoute(gctx) {
+		plan, err := p.engine.planDuck(gctx, query)
+		if err != nil {
+			// Not routed, or the sink cannot be used: go-mysql-server
+			// plans it and reports that error itself, unwrapped (an
+			// error returned from here would become a syntax error).
+			return nil, false, nil
+		}
+		return ast.InjectedStatement{Statement: &duckNode{engine: p.engine, plan: plan, query: query}}, true, nil
+	}
+	return nil, false, nil
+}
+
+// lakesqlNode runs one of lakesql's own statements.
+type lakesqlNode struct {
+	engine *Engine
+	st     Statement
+	err    error // the statement did not parse
+}
+
+var (
+	_ gms.ExecSourceRel = (*lakesqlNode)(nil)
+	_ ast.Injectable    = (*lakesqlNode)(nil)
+)
+
+func (n *lakesqlNode) WithResolvedChildren([]any) (any, error) { return n, nil }
+func (n *lakesqlNode) Resolved() bool                          { return true }
+func (n *lakesqlNode) String() string {
+	if n.err != nil {
+		return "lakesql statement with error: " + n.err.Error()
+	}
+	return n.st.String()
+}
+func (n *lakesqlNode) Children() []gms.Node { return nil }
+func (n *lakesqlNode) WithChildren(children ...gms.Node) (gms.Node, error) {
+	if len(children) != 0 {
+		return nil, gms.ErrInvalidChildrenNumber.New(n, len(children), 0)
+	}
+	return n, nil
+}
+
+func (n *lakesqlNode) IsReadOnly() bool {
+	switch n.st.(type) {
+	case *ShowSinks, *ShowCreateSink, *ShowSinkStatus, nil:
+		return true
+	}
+	return false
+}
+
+// Schema is the result schema: OK for CREATE and DROP, columns for SHOW.
+func (n *lakesqlNode) Schema() gms.Schema {
+	text := func(names ...string) gms.Schema {
+		var s gms.Schema
+		for _, name := range names {
+			s = append(s, &gms.Column{Name: name, Type: types.LongText, Nullable: true})
+		}
+		return s
+	}
+	switch n.st.(type) {
+	case *ShowSinks:
+		return text("Sink", "Format", "Location", "Mode")
+	case *ShowCreateSink:
+		return text("Sink", "Create Sink")
+	case *ShowSinkStatus:
+		s := text("Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error")
+		for _, i := range []int{2, 3, 4, 5} {
+			s[i].Type = types.Int64
+		}
+		return s
+	}
+	return types.OkResultSchema
+}
+
+func (n *lakesqlNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
+	if n.err != nil {
+		return nil, n.err
+	}
+	sess, _ := ctx.Session.(*Session)
+	res, err := n.engine.execLakesql(ctx, sess, n.st)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range res.Warnings {
+		ctx.Session.Warn(&gms.Warning{Level: w.Level, Code: w.Code, Message: w.Message})
+	}
+	if res.Columns == nil {
+		return gms.RowsToRowIter(gms.NewRow(types.NewOkResult(int(res.RowsAffected)))), nil
+	}
+	rows := make([]gms.Row, len(res.Rows))
+	for i, r := range res.Rows {
+		rows[i] = gms.NewRow(r...)
+	}
+	return gms.RowsToRowIter(rows...), nil
+}
+
+// duckNode runs a SELECT that takes the DuckDB route (see select.go).
+type duckNode struct {
+	engine *Engine
+	plan   *duckPlan
+	query  string
+}
+
+var (
+	_ gms.ExecSourceRel = (*duckNode)(nil)
+	_ ast.Injectable    = (*duckNode)(nil)
+)
+
+func (n *duckNode) WithResolvedChildren([]any) (any, error) { return n, nil }
+func (n *duckNode) Resolved() bool                          { return true }
+func (n *duckNode) String() string                          { return "DuckDB(" + n.query + ")" }
+func (n *duckNode) Children() []gms.Node                    { return nil }
+func (n *duckNode) IsReadOnly() bool                        { return true }
+func (n *duckNode) WithChildren(children ...gms.Node) (gms.Node, error) {
+	if len(children) != 0 {
+		return nil, gms.ErrInvalidChildrenNumber.New(n, len(children), 0)
+	}
+	return n, nil
+}
+
+func (n *duckNode) Schema() gms.Schema {
+	s := make(gms.Schema, len(n.plan.columns))
+	for i, c := range n.plan.columns {
+		s[i] = &gms.Column{Name: c, Type: n.plan.types[i], Nullable: true, Source: n.plan.h.rec.Name}
+	}
+	return s
+}
+
+func (n *duckNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
+	res, err := n.engine.runDuck(ctx, ctx, n.plan)
+	if err != nil {
+		if _, isQuery := err.(errDuckQuery); isQuery {
+			return nil, fmt.Errorf("sink %s: %w", n.plan.h.rec.Name, err)
+		}
+		return nil, err
+	}
+	if sess, ok := ctx.Session.(*Session); ok {
+		sess.routed.Add(1)
+	}
+	return &sliceIter{rows: res.Rows}, nil
+}
+
+type sliceIter struct {
+	rows [][]any
+	i    int
+}
+
+func (it *sliceIter) Next(*gms.Context) (gms.Row, error) {
+	if it.i >= len(it.rows) {
+		return nil, io.EOF
+	}
+	it.i++
+	return gms.NewRow(it.rows[it.i-1]...), nil
+}
+
+func (it *sliceIter) Close(*gms.Context) error { return nil }
+
+// noRoute reports whether the session turned the DuckDB route off.
+func (e *Engine) noRoute(ctx *gms.Context) bool {
+	s, ok := ctx.Session.(*Session)
+	return ok && s.noRoute.Load()
+}

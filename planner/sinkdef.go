@@ -1,0 +1,207 @@
+package planner
+
+// Resolving a CREATE SINK against the data directory and the sink engine:
+// its location, its WITH options and its Arrow schema.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakesql/lakesql/sqlsink"
+)
+
+// ErrLocation marks a location that is refused: outside the allowed roots,
+// or not a usable path.
+var ErrLocation = errors.New("sink location refused")
+
+// ErrOption marks an unknown WITH option or a bad value for a known one.
+var ErrOption = errors.New("bad sink option")
+
+// ErrNotSupported marks a statement or feature lakesql does not do yet.
+var ErrNotSupported = errors.New("not supported yet")
+
+// resolveLocation turns a written location into an absolute, clean path and
+// checks that it stays within one of the allowed roots.
+func resolveLocation(dataDir string, roots []string, loc string) (string, error) {
+	if strings.TrimSpace(loc) == "" {
+		return "", fmt.Errorf("%w: the location is empty", ErrLocation)
+	}
+	if strings.Contains(loc, "://") {
+		return "", fmt.Errorf("%w: location %q: only local paths are supported yet", ErrLocation, loc)
+	}
+	p := loc
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dataDir, p)
+	}
+	p = filepath.Clean(p)
+	for _, r := range roots {
+		rel, err := filepath.Rel(r, p)
+		if err != nil {
+			continue
+		}
+		if rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: location %q resolves to %s, which is outside the allowed roots (%s)",
+		ErrLocation, loc, p, strings.Join(roots, ", "))
+}
+
+// sinkOptions is what WITH (...) sets.
+type sinkOptions struct {
+	mode               sqlsink.Mode
+	delivery           sqlsink.Delivery
+	writerID           string
+	targetFileSize     int64
+	flushRows          int64
+	flushBytes         int64
+	flushAge           time.Duration
+	checkpointInterval int
+	memoryLimit        string
+}
+
+// knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
+var knownOptions = []string{"checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
+	"memory_limit", "mode", "target_file_size", "writer_id"}
+
+func parseOptions(opts []Option) (sinkOptions, error) {
+	var so sinkOptions
+	for _, o := range opts {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: option %s: %s", ErrOption, o.Key, fmt.Sprintf(format, args...))
+		}
+		switch o.Key {
+		case "mode":
+			switch strings.ToLower(o.Value) {
+			case "append":
+				so.mode = sqlsink.ModeAppend
+			case "upsert":
+				so.mode = sqlsink.ModeUpsert
+			default:
+				return so, bad("%q is not a mode (append or upsert)", o.Value)
+			}
+		case "delivery":
+			switch strings.ToLower(o.Value) {
+			case "exactly-once", "exactly_once":
+				so.delivery = sqlsink.ExactlyOnce
+			case "at-least-once", "at_least_once":
+				so.delivery = sqlsink.AtLeastOnce
+			default:
+				return so, bad("%q is not a delivery (exactly-once or at-least-once)", o.Value)
+			}
+		case "writer_id":
+			if o.Value == "" {
+				return so, bad("the writer id must not be empty")
+			}
+			so.writerID = o.Value
+		case "target_file_size", "flush_bytes":
+			n, err := parseSize(o.Value)
+			if err != nil {
+				return so, bad("%v", err)
+			}
+			if o.Key == "target_file_size" {
+				so.targetFileSize = n
+			} else {
+				so.flushBytes = n
+			}
+		case "flush_rows":
+			n, err := strconv.ParseInt(o.Value, 10, 64)
+			if err != nil || n <= 0 {
+				return so, bad("%q is not a positive row count", o.Value)
+			}
+			so.flushRows = n
+		case "flush_age":
+			d, err := time.ParseDuration(o.Value)
+			if err != nil || d <= 0 {
+				return so, bad("%q is not a positive duration such as '5m'", o.Value)
+			}
+			so.flushAge = d
+		case "checkpoint_interval":
+			n, err := strconv.Atoi(o.Value)
+			if err != nil || n <= 0 {
+				return so, bad("%q is not a positive number of commits", o.Value)
+			}
+			so.checkpointInterval = n
+		case "memory_limit":
+			if _, err := parseSize(o.Value); err != nil {
+				return so, bad("%v", err)
+			}
+			so.memoryLimit = o.Value
+		default:
+			return so, fmt.Errorf("%w: unknown option %s (known: %s)", ErrOption, o.Key, strings.Join(knownOptions, ", "))
+		}
+	}
+	return so, nil
+}
+
+// parseSize reads a byte size: a number of bytes, or a number with one of
+// the units KB, MB, GB, TB (powers of 1024; KiB etc. are accepted too).
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
+		{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size such as '128MB'", s)
+	}
+	return n * mult, nil
+}
+
+// arrowSchema builds the sink's schema from the column definitions.
+func arrowSchema(cols []ColumnDef) *arrow.Schema {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// sinkConfig turns a definition into the sink engine's configuration.
+func (e *Engine) sinkConfig(cs *CreateSink, path string) (sqlsink.Config, error) {
+	so, err := parseOptions(cs.Options)
+	if err != nil {
+		return sqlsink.Config{}, err
+	}
+	cfg := sqlsink.Config{
+		Name:               cs.Name,
+		Provider:           e.provider,
+		Mode:               so.mode,
+		Delivery:           so.delivery,
+		Key:                cs.PrimaryKey,
+		WriterID:           so.writerID,
+		TargetFileSize:     so.targetFileSize,
+		FlushRows:          so.flushRows,
+		FlushBytes:         so.flushBytes,
+		FlushAge:           so.flushAge,
+		CheckpointInterval: so.checkpointInterval,
+		MemoryLimit:        so.memoryLimit,
+		TempDir:            filepath.Join(e.opts.DataDir, "tmp"),
+		StateDir:           filepath.Join(e.opts.DataDir, "state"),
+	}
+	cfg.Table.Name = path
+	if len(cs.Columns) > 0 {
+		cfg.Schema = arrowSchema(cs.Columns)
+	}
+	for _, p := range cs.PartitionBy {
+		if p.Transform != TransformIdentity {
+			return sqlsink.Config{}, fmt.Errorf("%w: PARTITION BY %s: Delta sinks partition by plain columns only", ErrNotSupported, p)
+		}
+		cfg.PartitionColumns = append(cfg.PartitionColumns, p.Column)
+	}
+	return cfg, nil
+}
