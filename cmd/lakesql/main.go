@@ -1,6 +1,6 @@
 // Command lakesql is the SQL front door to Delta Lake and Apache Iceberg
-// tables. This first cut knows its version and can inspect a Delta table;
-// the REPL, serve, test and bench commands come with later work.
+// tables: a REPL, a MySQL wire server and a Delta table inspector. The test
+// and bench commands come with later work.
 package main
 
 import (
@@ -8,31 +8,35 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-const usage = `lakesql: SQL transactions into Delta Lake and Apache Iceberg tables
+const usage = `lakesql: SQL transactions into Delta Lake tables
 
 Usage:
-  lakesql version                 print the version
-  lakesql delta-info DIR [VERSION] print a Delta table's version, schema, files and app transactions
-  lakesql help                    this text
+  lakesql [--data DIR] [-e SQL] [--force]   the REPL; a script on stdin runs as a batch
+  lakesql serve --listen ADDR --data DIR    serve the MySQL wire protocol (see serve --help)
+  lakesql version                           print the version
+  lakesql delta-info DIR [VERSION]          print a Delta table's version, schema, files and app transactions
+  lakesql help                              this text
 
-Not there yet: the REPL, serve (MySQL wire), test (sqllogictest) and bench.
+Not there yet: test (sqllogictest) and bench.
 `
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stdout, usage)
-		return 0
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "--version" && args[0] != "-v" && args[0] != "--help" && args[0] != "-h" {
+		return replCommand(ctx, args, stdin, stdout, stderr)
 	}
 	switch args[0] {
+	case "serve":
+		return serveCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "lakesql %s\n", version)
 		return 0

@@ -32,7 +32,6 @@ func TestRunCommands(t *testing.T) {
 	}{
 		{[]string{"version"}, 0, "lakesql " + version, ""},
 		{[]string{"help"}, 0, "Usage:", ""},
-		{nil, 0, "Usage:", ""},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"delta-info", dir}, 0, "version: 1\n", ""},
 		{[]string{"delta-info", dir}, 0, "txn: svc-a = 7", ""},
@@ -42,7 +41,7 @@ func TestRunCommands(t *testing.T) {
 		{[]string{"delta-info"}, 1, "", "usage: lakesql delta-info"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := run(ctx, tc.args, &stdout, &stderr)
+		code := run(ctx, tc.args, strings.NewReader(""), &stdout, &stderr)
 		if code != tc.code || !strings.Contains(stdout.String(), tc.out) || !strings.Contains(stderr.String(), tc.err) {
 			t.Errorf("lakesql %v: exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q",
 				tc.args, code, stdout.String(), stderr.String(), tc.code, tc.out, tc.err)

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lakesql/lakesql/planner/wire"
+)
+
+// shutdownGrace bounds how long serve waits for statements in flight when
+// asked to stop; after it, the remaining connections are closed.
+const shutdownGrace = 30 * time.Second
+
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint(*l) }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// serveCommand runs lakesql serve: the MySQL wire server.
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lakesql serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		cfg   wire.Config
+		roots stringList
+	)
+	fs.StringVar(&cfg.Listen, "listen", wire.DefaultListen, "address to listen on (host:port)")
+	fs.StringVar(&cfg.DataDir, "data", "lakesql-data", "data directory")
+	fs.StringVar(&cfg.RootPassword, "root-password", "", "root's password (default: $"+wire.RootPasswordEnv+", else the stored one, else generated and printed once)")
+	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM)")
+	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
+	fs.Uint64Var(&cfg.MaxConnections, "max-connections", 0, "maximum simultaneous connections (0: no limit)")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none)")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
+	fs.Var(&roots, "allowed-root", "directory sink locations must stay under (repeatable; default: the data directory)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lakesql serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cfg.AllowedRoots = roots
+	if cfg.RootPassword == "" {
+		cfg.RootPassword = os.Getenv(wire.RootPasswordEnv)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := wire.New(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+		return 1
+	}
+	if pw := srv.GeneratedPassword(); pw != "" {
+		fmt.Fprintf(stdout, "lakesql: generated password for root: %s (shown once; its hash is in %s)\n",
+			pw, wire.UsersFile)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	fmt.Fprintf(stdout, "lakesql serving on %s (data %s)\n", srv.Addr(), cfg.DataDir)
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if err != nil {
+			fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+		}
+	}
+	stop() // a second signal kills the process the default way
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(stderr, "lakesql serve: shutdown: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "lakesql: server stopped")
+	return 0
+}

@@ -1,0 +1,429 @@
+// Package wire is lakesql's MySQL wire front: a go-mysql-server server over
+// the planner's engine, with one planner session per connection (so a
+// connection's transactions are lakesql epochs), a persisted user store
+// with mysql_native_password, optional TLS, and a graceful shutdown that
+// lets a statement in flight (a COMMIT) finish and rolls back open
+// transactions.
+package wire
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	gmsserver "github.com/dolthub/go-mysql-server/server"
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/netutil"
+	"github.com/dolthub/vitess/go/sqltypes"
+	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+	"github.com/sirupsen/logrus"
+
+	sqle "github.com/dolthub/go-mysql-server"
+
+	"github.com/lakesql/lakesql/planner"
+)
+
+// DefaultListen is the address lakesql serve listens on by default.
+const DefaultListen = "127.0.0.1:3306"
+
+// SecureFilesDir is the folder of the data directory that file-reading
+// and file-writing SQL (LOAD_FILE, LOAD DATA, INTO OUTFILE) is confined to.
+const SecureFilesDir = "files"
+
+// RootPasswordEnv is the environment variable that sets root's password.
+const RootPasswordEnv = "LAKESQL_ROOT_PASSWORD"
+
+// Config configures a Server.
+type Config struct {
+	// Listen is host:port; DefaultListen when empty. Ignored when Listener is set.
+	Listen string
+	// Listener, when set, is used instead of listening on Listen.
+	Listener net.Listener
+	// DataDir and AllowedRoots open the planner engine.
+	DataDir      string
+	AllowedRoots []string
+	// RootPassword sets root's password (and stores its hash). When empty,
+	// the stored password is kept, or one is generated on first start and
+	// returned by Server.GeneratedPassword.
+	RootPassword string
+	// TLSCertFile and TLSKeyFile enable TLS (both or neither).
+	TLSCertFile, TLSKeyFile string
+	// MaxConnections limits simultaneous connections; 0 is no limit.
+	MaxConnections uint64
+	// ReadTimeout and WriteTimeout bound each network read and write; 0 is none.
+	ReadTimeout, WriteTimeout time.Duration
+}
+
+// ErrOpenServer refuses to listen beyond loopback without a password.
+var ErrOpenServer = errors.New("lakesql: refusing to listen beyond loopback without a root password: " +
+	"set --root-password or " + RootPasswordEnv + " (or listen on 127.0.0.1)")
+
+// Server is a running lakesql MySQL server.
+type Server struct {
+	engine    *planner.Engine
+	srv       *gmsserver.Server
+	errs      *errorLog
+	users     *Users
+	addr      net.Addr
+	generated string
+
+	mu       sync.Mutex
+	conns    map[uint32]*connState
+	sessions map[uint32]*planner.Session
+	closing  bool
+	done     chan struct{} // closed when Serve returns
+	connWG   sync.WaitGroup
+	shutOnce sync.Once
+	shutErr  error
+}
+
+type connState struct {
+	conn *mysql.Conn
+	busy bool
+}
+
+// IsLoopback reports whether a listen address is confined to this host.
+func IsLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// New opens the engine in cfg.DataDir, sets up the user store and listens.
+// Serve accepts connections.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("lakesql: a data directory is required (--data DIR)")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
+		return nil, errors.New("lakesql: --tls-cert and --tls-key go together")
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("lakesql: TLS: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	users, err := LoadUsers(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	listen := cfg.Listen
+	if cfg.Listener != nil {
+		listen = cfg.Listener.Addr().String()
+	}
+	if !IsLoopback(listen) && cfg.RootPassword == "" && !users.Has(RootUser) {
+		return nil, ErrOpenServer
+	}
+
+	// Listen first: a busy port must fail before a password is generated
+	// (and stored) that would then never be shown.
+	l := cfg.Listener
+	if l == nil {
+		if l, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("lakesql: listen on %s: %w", cfg.Listen, err)
+		}
+	}
+
+	// Quiet go-mysql-server's per-connection info logging.
+	logrus.SetLevel(logrus.WarnLevel)
+
+	eng, err := planner.Open(ctx, planner.Options{DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots})
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	// The user store lives in the data directory, which Open created.
+	var generated string
+	switch {
+	case cfg.RootPassword != "":
+		if !users.CheckPassword(RootUser, cfg.RootPassword) {
+			err = users.SetPassword(RootUser, cfg.RootPassword)
+		}
+	case !users.Has(RootUser):
+		if generated, err = generatePassword(); err == nil {
+			err = users.SetPassword(RootUser, generated)
+		}
+	}
+	if err != nil {
+		l.Close()
+		eng.Close()
+		return nil, err
+	}
+
+	// Files the SQL functions and statements of go-mysql-server may read
+	// or write (LOAD_FILE, LOAD DATA, SELECT ... INTO OUTFILE) are
+	// confined to DATA/files, not the whole file system the server can
+	// reach (go-mysql-server's default). A process-wide setting.
+	if abs, aerr := filepath.Abs(cfg.DataDir); aerr == nil {
+		if err := gms.SystemVariables.AssignValues(map[string]any{"secure_file_priv": filepath.Join(abs, SecureFilesDir)}); err != nil {
+			l.Close()
+			eng.Close()
+			return nil, fmt.Errorf("lakesql: secure_file_priv: %w", err)
+		}
+	}
+	s := &Server{engine: eng, users: users, generated: generated,
+		errs: newErrorLog(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
+	scfg := gmsserver.Config{
+		Protocol:         "tcp",
+		Address:          cfg.Listen,
+		Listener:         l,
+		ConnReadTimeout:  cfg.ReadTimeout,
+		ConnWriteTimeout: cfg.WriteTimeout,
+		MaxConnections:   cfg.MaxConnections,
+		TLSConfig:        tlsCfg,
+		Version:          "8.0.33-lakesql",
+		Options: []gmsserver.Option{func(e *sqle.Engine, sm *gmsserver.SessionManager, h mysql.Handler) (*sqle.Engine, *gmsserver.SessionManager, mysql.Handler) {
+			return e, sm, &handler{Handler: h, s: s}
+		}},
+		// go-mysql-server hands vitess its own (disabled) user database as
+		// the AuthServer; lakesql's user store replaces it here.
+		ProtocolListenerFactory: func(c gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
+			lc.AuthServer = &authServer{users: users}
+			return gmsserver.MySQLProtocolListenerFactory(c, lc, sel)
+		},
+	}
+	s.addr = l.Addr()
+	srv, err := gmsserver.NewServer(scfg, eng.GMS(), gms.NewContext, s.buildSession, nil)
+	if err != nil {
+		l.Close()
+		eng.Close()
+		return nil, fmt.Errorf("lakesql: server: %w", err)
+	}
+	s.srv = srv
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.addr }
+
+// GeneratedPassword is root's password when this start generated it (the
+// data directory had no user store and none was given), else "".
+func (s *Server) GeneratedPassword() string { return s.generated }
+
+// Engine is the planner engine the server runs.
+func (s *Server) Engine() *planner.Engine { return s.engine }
+
+// Serve accepts connections until Shutdown.
+func (s *Server) Serve() error {
+	defer close(s.done)
+	return s.srv.Start()
+}
+
+// buildSession is the server's SessionBuilder: a planner session per connection.
+func (s *Server) buildSession(_ context.Context, conn *mysql.Conn, addr string) (gms.Session, error) {
+	host := ""
+	if conn.RemoteAddr() != nil {
+		host = conn.RemoteAddr().String()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+	}
+	client := gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}
+	sess := s.engine.NewSessionWith(gms.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID))
+	sess.SetLogger(logrus.NewEntry(s.errs.logger))
+	s.mu.Lock()
+	if old := s.sessions[conn.ConnectionID]; old != nil {
+		// COM_RESET_CONNECTION or a new session for the same connection:
+		// the old one's transaction must not survive.
+		go old.Close()
+	}
+	s.sessions[conn.ConnectionID] = sess
+	s.mu.Unlock()
+	return sess, nil
+}
+
+// Shutdown stops accepting connections, lets statements in flight finish,
+// closes every connection (which rolls back its open transaction) and
+// closes the engine. When ctx ends first, the remaining connections are
+// closed at once (their statements are cancelled).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() { s.shutErr = s.shutdown(ctx) })
+	return s.shutErr
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
+	s.srv.Close() // stop accepting
+	s.mu.Lock()
+	s.closing = true
+	for _, c := range s.conns {
+		if !c.busy {
+			stopReading(c.conn)
+		}
+	}
+	s.mu.Unlock()
+
+	waited := make(chan struct{})
+	go func() { s.connWG.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.conn.Close()
+		}
+		s.mu.Unlock()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	// Sessions whose connection never reached ConnectionClosed.
+	s.mu.Lock()
+	rest := s.sessions
+	s.sessions = map[uint32]*planner.Session{}
+	s.mu.Unlock()
+	var errs []error
+	for _, sess := range rest {
+		errs = append(errs, sess.Close())
+	}
+	errs = append(errs, s.engine.Close())
+	return errors.Join(errs...)
+}
+
+// handler wraps go-mysql-server's handler: it tracks connections and the
+// statement each runs (for the shutdown), and closes a connection's planner
+// session when it goes away.
+type handler struct {
+	mysql.Handler
+	s *Server
+}
+
+func (h *handler) NewConnection(c *mysql.Conn) {
+	h.s.mu.Lock()
+	h.s.conns[c.ConnectionID] = &connState{conn: c}
+	h.s.connWG.Add(1)
+	closing := h.s.closing
+	h.s.mu.Unlock()
+	if closing {
+		c.Close()
+	}
+	h.Handler.NewConnection(c)
+}
+
+func (h *handler) ConnectionClosed(c *mysql.Conn) {
+	h.Handler.ConnectionClosed(c)
+	h.s.mu.Lock()
+	sess := h.s.sessions[c.ConnectionID]
+	delete(h.s.sessions, c.ConnectionID)
+	_, known := h.s.conns[c.ConnectionID]
+	delete(h.s.conns, c.ConnectionID)
+	h.s.mu.Unlock()
+	if sess != nil {
+		// Rolls back the connection's open transaction, if any.
+		_ = sess.Close()
+	}
+	h.s.errs.forget(c.ConnectionID)
+	if known {
+		h.s.connWG.Done()
+	}
+}
+
+// begin marks the connection busy; false when the server is shutting down.
+func (h *handler) begin(c *mysql.Conn) bool {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	st := h.s.conns[c.ConnectionID]
+	if h.s.closing {
+		return false
+	}
+	if st != nil {
+		st.busy = true
+	}
+	return true
+}
+
+// end marks the connection idle, closing it if the server is shutting down.
+func (h *handler) end(c *mysql.Conn) {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	if st := h.s.conns[c.ConnectionID]; st != nil {
+		st.busy = false
+	}
+	if h.s.closing {
+		stopReading(c)
+	}
+}
+
+// stopReading ends a connection once the server has written what it is
+// writing: the statement that just ended has its last packets to send, so
+// only the reading half is shut (the next read sees EOF, the connection
+// ends quietly). Without a TCP connection underneath, the read of the next
+// command is made to fail at once, and the connection is closed a little
+// later in any case (a read timeout re-arms the deadline before each read).
+func stopReading(c *mysql.Conn) {
+	nc := c.Conn
+	for nc != nil {
+		switch x := nc.(type) {
+		case *net.TCPConn:
+			if x.CloseRead() == nil {
+				return
+			}
+			nc = nil
+		case netutil.ConnWithTimeouts:
+			nc = x.Conn
+		case *tls.Conn:
+			nc = x.NetConn()
+		default:
+			nc = nil
+		}
+	}
+	_ = c.Conn.SetReadDeadline(time.Now())
+	time.AfterFunc(time.Second, c.Close)
+}
+
+var errShutdown = mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "lakesql: the server is shutting down")
+
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+	if !h.begin(c) {
+		return errShutdown
+	}
+	defer h.end(c)
+	h.s.errs.forget(c.ConnectionID)
+	return h.s.errs.classify(c.ConnectionID, h.Handler.ComQuery(ctx, c, query, cb))
+}
+
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+	if !h.begin(c) {
+		return "", errShutdown
+	}
+	defer h.end(c)
+	h.s.errs.forget(c.ConnectionID)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
+	return rest, h.s.errs.classify(c.ConnectionID, err)
+}
+
+func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+	if !h.begin(c) {
+		return nil, errShutdown
+	}
+	defer h.end(c)
+	return h.Handler.ComPrepare(ctx, c, query, p)
+}
+
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+	if !h.begin(c) {
+		return errShutdown
+	}
+	defer h.end(c)
+	h.s.errs.forget(c.ConnectionID)
+	return h.s.errs.classify(c.ConnectionID, h.Handler.ComStmtExecute(ctx, c, p, cb))
+}

@@ -1,0 +1,651 @@
+package wire
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"database/sql"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/google/go-cmp/cmp"
+)
+
+const testPassword = "s3cret-pw"
+
+type testServer struct {
+	t    *testing.T
+	srv  *Server
+	dir  string
+	addr string
+	done chan error
+	once sync.Once
+}
+
+// startServer runs a server on a free loopback port over dir.
+func startServer(t *testing.T, dir, password string) *testServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), Config{Listener: l, DataDir: dir, RootPassword: password})
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	ts := &testServer{t: t, srv: srv, dir: dir, addr: srv.Addr().String(), done: make(chan error, 1)}
+	go func() { ts.done <- srv.Serve() }()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+func (ts *testServer) stop() { ts.once.Do(ts.stopOnce) }
+
+func (ts *testServer) stopOnce() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		ts.t.Errorf("Shutdown: %v", err)
+	}
+	select {
+	case <-ts.done:
+	case <-time.After(10 * time.Second):
+		ts.t.Error("Serve did not return after Shutdown")
+	}
+}
+
+func dsn(addr, password string) string {
+	return fmt.Sprintf("root:%s@tcp(%s)/lakesql?timeout=10s", password, addr)
+}
+
+func (ts *testServer) db(password string) *sql.DB {
+	ts.t.Helper()
+	db, err := sql.Open("mysql", dsn(ts.addr, password))
+	if err != nil {
+		ts.t.Fatal(err)
+	}
+	ts.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t *testing.T, q interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, query string) {
+	t.Helper()
+	if _, err := q.ExecContext(context.Background(), query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// ids returns the sorted ids in a sink.
+func ids(t *testing.T, db *sql.DB, sink string) []int64 {
+	t.Helper()
+	rows, err := db.Query("SELECT id FROM " + sink + " ORDER BY id")
+	if err != nil {
+		t.Fatalf("SELECT from %s: %v", sink, err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// versions counts the commits in a table's Delta log.
+func versions(t *testing.T, table string) int {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(table, "_delta_log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			n++
+		}
+	}
+	return n
+}
+
+func mysqlCode(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}
+
+const createT = "CREATE SINK t INTO DELTA 'lake/t' (id BIGINT NOT NULL, name VARCHAR(16), PRIMARY KEY (id))"
+
+func TestCreateInsertSelectTransactions(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, testPassword)
+	db := ts.db(testPassword)
+	ctx := context.Background()
+	table := filepath.Join(dir, "lake", "t")
+
+	mustExec(t, db, createT)
+	v0 := versions(t, table)
+	mustExec(t, db, "INSERT INTO t VALUES (1, 'a')")
+	if got := versions(t, table); got != v0+1 {
+		t.Errorf("autocommit INSERT: %d versions, want %d", got, v0+1)
+	}
+	if diff := cmp.Diff([]int64{1}, ids(t, db, "t")); diff != "" {
+		t.Errorf("after autocommit INSERT (-want +got):\n%s", diff)
+	}
+
+	// BEGIN/INSERT/INSERT/COMMIT on one connection: one version.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, conn, "BEGIN")
+	mustExec(t, conn, "INSERT INTO t VALUES (2, 'b'), (3, 'c')")
+	mustExec(t, conn, "INSERT INTO t VALUES (4, 'd')")
+	if got := versions(t, table); got != v0+1 {
+		t.Errorf("before COMMIT: %d versions, want %d", got, v0+1)
+	}
+	mustExec(t, conn, "COMMIT")
+	if got := versions(t, table); got != v0+2 {
+		t.Errorf("after COMMIT: %d versions, want %d", got, v0+2)
+	}
+	if diff := cmp.Diff([]int64{1, 2, 3, 4}, ids(t, db, "t")); diff != "" {
+		t.Errorf("after COMMIT (-want +got):\n%s", diff)
+	}
+
+	// ROLLBACK leaves nothing.
+	mustExec(t, conn, "BEGIN")
+	mustExec(t, conn, "INSERT INTO t VALUES (5, 'e')")
+	mustExec(t, conn, "ROLLBACK")
+	conn.Close()
+	if got := versions(t, table); got != v0+2 {
+		t.Errorf("after ROLLBACK: %d versions, want %d", got, v0+2)
+	}
+	if diff := cmp.Diff([]int64{1, 2, 3, 4}, ids(t, db, "t")); diff != "" {
+		t.Errorf("after ROLLBACK (-want +got):\n%s", diff)
+	}
+
+	// database/sql transactions too.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO t VALUES (6, 'f')")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := versions(t, table); got != v0+3 {
+		t.Errorf("after tx.Commit: %d versions, want %d", got, v0+3)
+	}
+	if diff := cmp.Diff([]int64{1, 2, 3, 4, 6}, ids(t, db, "t")); diff != "" {
+		t.Errorf("after tx.Commit (-want +got):\n%s", diff)
+	}
+
+	// Prepared statements (COM_STMT_PREPARE/EXECUTE) with arguments.
+	if _, err := db.Exec("INSERT INTO t VALUES (?, ?)", 7, "g"); err != nil {
+		t.Fatalf("prepared INSERT: %v", err)
+	}
+	var name string
+	if err := db.QueryRow("SELECT name FROM t WHERE id = ?", 7).Scan(&name); err != nil || name != "g" {
+		t.Errorf("prepared SELECT: %q, %v", name, err)
+	}
+	if got := versions(t, table); got != v0+4 {
+		t.Errorf("after prepared INSERT: %d versions, want %d", got, v0+4)
+	}
+}
+
+func TestWrongPasswordRejected(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	for _, d := range []string{
+		dsn(ts.addr, "wrong"),
+		dsn(ts.addr, ""),
+		fmt.Sprintf("nobody:%s@tcp(%s)/lakesql", testPassword, ts.addr),
+	} {
+		db, err := sql.Open("mysql", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.Ping()
+		db.Close()
+		if code := mysqlCode(err); code != 1045 {
+			t.Errorf("%s: got %v (code %d), want error 1045", d, err, code)
+		}
+	}
+	if err := ts.db(testPassword).Ping(); err != nil {
+		t.Errorf("right password: %v", err)
+	}
+}
+
+func TestBadStatementKeepsServing(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, createT)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for q, want := range map[string]uint16{
+		"SELEC 1":                          1064,
+		"SELECT * FROM nosuch":             1146,
+		"INSERT INTO t VALUES (NULL, 'x')": 1048,
+		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":            1064,
+		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)": 1210,
+		"SHOW CREATE SINK nosuch":                                    1146,
+		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		if code := mysqlCode(err); code != want {
+			t.Errorf("%s: got %v (code %d), want code %d", q, err, code, want)
+		}
+	}
+	// The same connection and another one still work.
+	mustExec(t, conn, "INSERT INTO t VALUES (1, 'a')")
+	db2 := ts.db(testPassword)
+	mustExec(t, db2, "INSERT INTO t VALUES (2, 'b')")
+	if diff := cmp.Diff([]int64{1, 2}, ids(t, db2, "t")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestKilledClientLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, createT)
+	table := filepath.Join(dir, "lake", "t")
+	v0 := versions(t, table)
+
+	// A raw connection of its own, closed without COMMIT.
+	var raw net.Conn
+	mysql.RegisterDialContext("killable", func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		raw = c
+		return c, err
+	})
+	kdb, err := sql.Open("mysql", fmt.Sprintf("root:%s@killable(%s)/lakesql", testPassword, ts.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kdb.Close()
+	kdb.SetMaxOpenConns(1)
+	tx, err := kdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+	raw.Close()
+
+	// The sink is released (the rollback ran) once another transaction can
+	// write it; that one commits alone.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := db.Exec("INSERT INTO t VALUES (3, 'c')")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed client's transaction still holds the sink: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if diff := cmp.Diff([]int64{3}, ids(t, db, "t")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := versions(t, table); got != v0+1 {
+		t.Errorf("%d versions, want %d", got, v0+1)
+	}
+}
+
+func TestConcurrentCommits(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, createT)
+	table := filepath.Join(dir, "lake", "t")
+	v0 := versions(t, table)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			tx, err := db.Begin()
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := 0; i < 3; i++ {
+				if _, err := tx.Exec(fmt.Sprintf("INSERT INTO t VALUES (%d, 'w%d')", w*10+i, w)); err != nil {
+					tx.Rollback()
+					errs <- err
+					return
+				}
+			}
+			errs <- tx.Commit()
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if diff := cmp.Diff([]int64{0, 1, 2, 10, 11, 12}, ids(t, db, "t")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := versions(t, table); got != v0+2 {
+		t.Errorf("%d versions, want %d", got, v0+2)
+	}
+}
+
+func TestRestartKeepsDataAndPassword(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), Config{Listener: l, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := srv.GeneratedPassword()
+	if len(pw) < 16 {
+		t.Fatalf("generated password %q", pw)
+	}
+	go srv.Serve()
+	db, err := sql.Open("mysql", dsn(srv.Addr().String(), pw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, createT)
+	mustExec(t, db, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+	db.Close()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, UsersFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), pw) || !strings.Contains(string(b), NativePasswordHash(pw)) {
+		t.Errorf("users.json should hold the hash only:\n%s", b)
+	}
+
+	ts := startServer(t, dir, "")
+	if got := ts.srv.GeneratedPassword(); got != "" {
+		t.Errorf("restart generated a password again: %q", got)
+	}
+	db2 := ts.db(pw)
+	if diff := cmp.Diff([]int64{1, 2}, ids(t, db2, "t")); diff != "" {
+		t.Errorf("after restart (-want +got):\n%s", diff)
+	}
+	mustExec(t, db2, "INSERT INTO t VALUES (3, 'c')")
+	if diff := cmp.Diff([]int64{1, 2, 3}, ids(t, db2, "t")); diff != "" {
+		t.Errorf("after restart and INSERT (-want +got):\n%s", diff)
+	}
+}
+
+func TestRootPasswordFlagReplacesStored(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, "first")
+	ts.stop()
+	ts2 := startServer(t, dir, "second")
+	err := ts2.db("first").Ping()
+	if code := mysqlCode(err); code != 1045 {
+		t.Errorf("old password: got %v, want 1045", err)
+	}
+	if err := ts2.db("second").Ping(); err != nil {
+		t.Errorf("new password: %v", err)
+	}
+}
+
+func TestBeyondLoopbackNeedsPassword(t *testing.T) {
+	dir := t.TempDir()
+	_, err := New(context.Background(), Config{Listen: "0.0.0.0:0", DataDir: dir})
+	if !errors.Is(err, ErrOpenServer) {
+		t.Fatalf("got %v, want ErrOpenServer", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, UsersFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused start wrote the user store: %v", err)
+	}
+	for _, a := range []string{"127.0.0.1:3306", "[::1]:3306", "localhost:3306"} {
+		if !IsLoopback(a) {
+			t.Errorf("IsLoopback(%s) = false", a)
+		}
+	}
+	for _, a := range []string{"0.0.0.0:3306", ":3306", "10.1.2.3:3306", "[::]:3306", "example.com:3306"} {
+		if IsLoopback(a) {
+			t.Errorf("IsLoopback(%s) = true", a)
+		}
+	}
+}
+
+func TestShutdownRollsBackOpenTransaction(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, createT)
+	table := filepath.Join(dir, "lake", "t")
+	v0 := versions(t, table)
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO t VALUES (1, 'a')")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown with an idle open transaction took %v", d)
+	}
+	if err := tx.Commit(); err == nil {
+		t.Error("COMMIT after shutdown succeeded")
+	}
+	if got := versions(t, table); got != v0 {
+		t.Errorf("%d versions after shutdown, want %d", got, v0)
+	}
+	if _, err := net.DialTimeout("tcp", ts.addr, time.Second); err == nil {
+		t.Error("still accepting connections after shutdown")
+	}
+}
+
+func TestShutdownLetsStatementInFlightFinish(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	if err := db.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		v   int64
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		var v int64
+		err := db.QueryRow("SELECT SLEEP(1) + 7").Scan(&v)
+		res <- result{v, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // the statement is running
+	start := time.Now()
+	ts.stop()
+	r := <-res
+	if r.err != nil || r.v != 7 {
+		t.Errorf("statement in flight at shutdown: %d, %v; want 7, nil", r.v, r.err)
+	}
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("shutdown returned after %v, before the statement in flight ended", d)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := selfSignedCert(t, dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), Config{Listener: l, DataDir: dir, RootPassword: testPassword,
+		TLSCertFile: certFile, TLSKeyFile: keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Shutdown(context.Background())
+
+	var handshakes atomic.Int32
+	if err := mysql.RegisterTLSConfig("lakesql-test", &tls.Config{
+		InsecureSkipVerify: true,
+		VerifyConnection: func(tls.ConnectionState) error {
+			handshakes.Add(1)
+			return nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", fmt.Sprintf("root:%s@tcp(%s)/lakesql?tls=lakesql-test", testPassword, srv.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("SELECT 1 over TLS: %d, %v", one, err)
+	}
+	if handshakes.Load() == 0 {
+		t.Error("no TLS handshake took place")
+	}
+
+	if _, err := New(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TLSCertFile: certFile}); err == nil {
+		t.Error("a certificate without a key was accepted")
+	}
+}
+
+func selfSignedCert(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+func TestMaxConnectionsAndReadTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), Config{Listener: l, DataDir: t.TempDir(), RootPassword: testPassword,
+		MaxConnections: 1, ReadTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve()
+	defer srv.Shutdown(context.Background())
+	ctx := context.Background()
+
+	db1, _ := sql.Open("mysql", dsn(srv.Addr().String(), testPassword))
+	defer db1.Close()
+	c1, err := db1.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	if err := c1.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db2, _ := sql.Open("mysql", dsn(srv.Addr().String(), testPassword)+"&readTimeout=3s")
+	defer db2.Close()
+	if err := db2.PingContext(ctx); err == nil {
+		t.Error("a second connection was accepted with --max-connections 1")
+	}
+
+	// The idle connection is dropped after the read timeout.
+	time.Sleep(1500 * time.Millisecond)
+	if err := c1.PingContext(ctx); err == nil {
+		t.Error("an idle connection survived the read timeout")
+	}
+	// Its slot is free again.
+	if err := db2.PingContext(ctx); err != nil {
+		t.Errorf("after the first connection was dropped: %v", err)
+	}
+}
+
+func TestFileAccessConfined(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	var got sql.NullString
+	err := db.QueryRow("SELECT LOAD_FILE('/etc/hostname')").Scan(&got)
+	if err == nil && got.Valid {
+		t.Errorf("LOAD_FILE read a file outside the data directory: %q", got.String)
+	}
+}
+
+func TestBusyPortStoresNoPassword(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	if _, err := New(context.Background(), Config{Listen: l.Addr().String(), DataDir: dir}); err == nil {
+		t.Fatal("listening on a busy port succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, UsersFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a failed start stored a password nobody saw: %v", err)
+	}
+}
