@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/internal/deltatest"
 	"github.com/lakesql/lakesql/planner"
 )
 
@@ -72,29 +72,13 @@ func query(t *testing.T, db *sql.DB, q string, args ...any) [][]any {
 	return out
 }
 
-// versions counts the commits in the table's Delta log.
-func versions(t *testing.T, table string) int {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(table, "_delta_log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			n++
-		}
-	}
-	return n
-}
-
 func TestDriver(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	table := filepath.Join(dir, "lake/orders")
 	db := openDB(t, dir)
 	mustExec(t, db, createOrders)
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 
 	// Autocommit insert with arguments of every kind: one version.
 	res := mustExec(t, db, "INSERT INTO orders VALUES (?, ?, ?), (?, ?, ?)",
@@ -102,7 +86,7 @@ func TestDriver(t *testing.T) {
 	if n, _ := res.RowsAffected(); n != 2 {
 		t.Errorf("RowsAffected = %d, want 2", n)
 	}
-	if got := versions(t, table); got != v0+1 {
+	if got := deltatest.Versions(t, table); got != v0+1 {
 		t.Errorf("versions after an autocommit insert = %d, want %d", got, v0+1)
 	}
 	got := query(t, db, "SELECT id, amount, region FROM orders WHERE id = ? OR region = ? ORDER BY id", 1, "it's a ? \\ ;")
@@ -121,13 +105,13 @@ func TestDriver(t *testing.T) {
 	}
 	mustExec(t, tx, "INSERT INTO orders VALUES (?, ?, ?)", 3, 3.0, "us")
 	mustExec(t, tx, "INSERT INTO orders VALUES (?, ?, ?)", 4, 4.0, "us")
-	if got := versions(t, table); got != v0+1 {
+	if got := deltatest.Versions(t, table); got != v0+1 {
 		t.Errorf("versions before Commit = %d, want %d (rows are buffered)", got, v0+1)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("versions after Commit = %d, want %d", got, v0+2)
 	}
 
@@ -140,7 +124,7 @@ func TestDriver(t *testing.T) {
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("versions after Rollback = %d, want %d", got, v0+2)
 	}
 
@@ -166,7 +150,7 @@ func TestDriver(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	if got := versions(t, table); got != v0+3 {
+	if got := deltatest.Versions(t, table); got != v0+3 {
 		t.Errorf("versions = %d, want %d", got, v0+3)
 	}
 }
@@ -234,7 +218,7 @@ func TestEpochReplay(t *testing.T) {
 	if len(got) != 1 || got[0][2] != int64(42) {
 		t.Errorf("SHOW SINK STATUS = %v, want last epoch 42", got)
 	}
-	if got := versions(t, table); got != 2 {
+	if got := deltatest.Versions(t, table); got != 2 {
 		t.Errorf("versions = %d, want 2 (create + epoch 42)", got)
 	}
 }
@@ -303,7 +287,7 @@ func TestConcurrentTransactions(t *testing.T) {
 	table := filepath.Join(dir, "lake/orders")
 	db := openDB(t, dir)
 	mustExec(t, db, createOrders)
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for w := 0; w < 2; w++ {
@@ -338,7 +322,7 @@ func TestConcurrentTransactions(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("versions = %d, want %d (one per transaction)", got, v0+2)
 	}
 }
@@ -387,7 +371,7 @@ func TestDroppedConnection(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d engines open after the last connection closed", n)
 	}
-	if got := versions(t, table); got != 1 {
+	if got := deltatest.Versions(t, table); got != 1 {
 		t.Errorf("versions = %d, want 1 (the create only)", got)
 	}
 	db := openDB(t, dir)

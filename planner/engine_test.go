@@ -12,6 +12,7 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/internal/deltatest"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -68,33 +69,17 @@ func (te *testEngine) rows(s *Session, q string) [][]any {
 const createOrders = `CREATE SINK orders INTO DELTA 'lake/orders'
   (id BIGINT NOT NULL, amount DOUBLE, region VARCHAR(16), PRIMARY KEY (id))`
 
-// versions counts the commits in the table's Delta log.
-func versions(t *testing.T, dir string) int {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			n++
-		}
-	}
-	return n
-}
-
 func TestAutocommitInsertAndSelect(t *testing.T) {
 	te := openTestEngine(t, t.TempDir())
 	s := te.session()
 	te.exec(s, createOrders)
 	table := filepath.Join(te.dir, "lake", "orders")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	res := te.exec(s, "INSERT INTO orders VALUES (1, 1.5, 'eu'), (2, NULL, 'us')")
 	if res.RowsAffected != 2 {
 		t.Errorf("rows affected = %d, want 2", res.RowsAffected)
 	}
-	if got := versions(t, table) - v0; got != 1 {
+	if got := deltatest.Versions(t, table) - v0; got != 1 {
 		t.Errorf("autocommit INSERT made %d versions, want 1", got)
 	}
 	got := te.rows(s, "SELECT id, amount, region FROM orders ORDER BY id")
@@ -113,7 +98,7 @@ func TestTransactionIsOneVersion(t *testing.T) {
 	s := te.session()
 	te.exec(s, createOrders)
 	table := filepath.Join(te.dir, "lake", "orders")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	te.exec(s, "BEGIN")
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
 	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu'), (3, 3.0, 'us')")
@@ -121,11 +106,11 @@ func TestTransactionIsOneVersion(t *testing.T) {
 	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(0)}}) {
 		t.Errorf("inside the transaction: %v, want the committed version (0 rows)", got)
 	}
-	if got := versions(t, table) - v0; got != 0 {
+	if got := deltatest.Versions(t, table) - v0; got != 0 {
 		t.Errorf("%d versions before COMMIT, want 0", got)
 	}
 	te.exec(s, "COMMIT")
-	if got := versions(t, table) - v0; got != 1 {
+	if got := deltatest.Versions(t, table) - v0; got != 1 {
 		t.Errorf("BEGIN/INSERT/INSERT/COMMIT made %d versions, want 1", got)
 	}
 	got := te.rows(s, "SELECT id FROM orders ORDER BY id")
@@ -147,11 +132,11 @@ func TestRollbackLeavesNothing(t *testing.T) {
 	s := te.session()
 	te.exec(s, createOrders)
 	table := filepath.Join(te.dir, "lake", "orders")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	te.exec(s, "BEGIN")
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
 	te.exec(s, "ROLLBACK")
-	if got := versions(t, table) - v0; got != 0 {
+	if got := deltatest.Versions(t, table) - v0; got != 0 {
 		t.Errorf("ROLLBACK made %d versions", got)
 	}
 	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(0)}}) {
@@ -196,7 +181,7 @@ func TestExplicitEpochReplayIsSkipped(t *testing.T) {
 	te.exec(s, "BEGIN")
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
 	te.exec(s, "COMMIT")
-	v := versions(t, table)
+	v := deltatest.Versions(t, table)
 	// The variable applies to one transaction only.
 	if got := te.rows(s, "SELECT @@lakesql_epoch"); !cmp.Equal(got, [][]any{{int64(-1)}}) {
 		t.Errorf("@@lakesql_epoch after the commit = %v, want -1", got)
@@ -209,7 +194,7 @@ func TestExplicitEpochReplayIsSkipped(t *testing.T) {
 	if len(res.Warnings) != 1 || res.Warnings[0].Code != WarnEpochReplayed {
 		t.Errorf("replay warnings = %+v", res.Warnings)
 	}
-	if got := versions(t, table); got != v {
+	if got := deltatest.Versions(t, table); got != v {
 		t.Errorf("a replay made %d versions", got-v)
 	}
 	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(1)}}) {
@@ -410,18 +395,18 @@ func TestAutocommitOffAndSeveralSinks(t *testing.T) {
 	te.exec(s, createOrders)
 	te.exec(s, "CREATE SINK log INTO DELTA 'lake/log' (id BIGINT, note TEXT)")
 	orders, log := filepath.Join(te.dir, "lake", "orders"), filepath.Join(te.dir, "lake", "log")
-	vo, vl := versions(t, orders), versions(t, log)
+	vo, vl := deltatest.Versions(t, orders), deltatest.Versions(t, log)
 	te.exec(s, "SET autocommit = 0")
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
 	te.exec(s, "INSERT INTO log VALUES (1, 'first')")
 	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu')")
-	if versions(t, orders) != vo || versions(t, log) != vl {
+	if deltatest.Versions(t, orders) != vo || deltatest.Versions(t, log) != vl {
 		t.Fatal("autocommit=0: rows were committed before COMMIT")
 	}
 	te.exec(s, "COMMIT")
-	if versions(t, orders)-vo != 1 || versions(t, log)-vl != 1 {
+	if deltatest.Versions(t, orders)-vo != 1 || deltatest.Versions(t, log)-vl != 1 {
 		t.Errorf("one transaction over two sinks made %d and %d versions, want 1 and 1",
-			versions(t, orders)-vo, versions(t, log)-vl)
+			deltatest.Versions(t, orders)-vo, deltatest.Versions(t, log)-vl)
 	}
 	te.exec(s, "INSERT INTO log VALUES (2, 'second')")
 	te.exec(s, "ROLLBACK")
@@ -559,12 +544,12 @@ func TestDeleteAndUpdateOnUpsertSink(t *testing.T) {
 	if res := te.exec(s, "UPDATE orders SET amount = 30.0 WHERE region = 'us'"); res.RowsAffected != 1 {
 		t.Errorf("UPDATE: %d rows affected, want 1", res.RowsAffected)
 	}
-	v := versions(t, table)
+	v := deltatest.Versions(t, table)
 	te.exec(s, "BEGIN")
 	te.exec(s, "DELETE FROM orders WHERE region = 'eu' AND id > 1")
 	te.exec(s, "INSERT INTO orders VALUES (5, 5.0, 'ap')")
 	te.exec(s, "COMMIT")
-	if got := versions(t, table) - v; got != 1 {
+	if got := deltatest.Versions(t, table) - v; got != 1 {
 		t.Errorf("BEGIN/DELETE/INSERT/COMMIT made %d versions, want 1", got)
 	}
 	te.fails(s, "UPDATE orders SET id = 9 WHERE id = 1", "key column id")

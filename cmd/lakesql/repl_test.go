@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/internal/deltatest"
 	"github.com/lakesql/lakesql/planner"
 )
 
@@ -118,7 +119,7 @@ func TestREPLScript(t *testing.T) {
 	if !strings.HasSuffix(out, wantTable+"\n") {
 		t.Errorf("--force: stdout %q, want it to end with\n%s", out, wantTable)
 	}
-	if got := versionsOf(t, filepath.Join(dir, "lake/orders")); got != 2 {
+	if got := deltatest.Versions(t, filepath.Join(dir, "lake/orders")); got != 2 {
 		t.Errorf("Delta versions = %d, want 2 (create, one transaction)", got)
 	}
 
@@ -132,21 +133,6 @@ SELECT count(*) AS n FROM orders;`, "--data", dir)
 	if !strings.Contains(out, "Query OK, 0 rows affected\nNote (Code ") || !strings.Contains(out, "| 3 |") {
 		t.Errorf("replay: stdout %q, want a warning and 3 rows", out)
 	}
-}
-
-func versionsOf(t *testing.T, table string) int {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(table, "_delta_log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			n++
-		}
-	}
-	return n
 }
 
 func TestSplitStatements(t *testing.T) {

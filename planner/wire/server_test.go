@@ -24,6 +24,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/internal/deltatest"
 )
 
 const testPassword = "s3cret-pw"
@@ -115,22 +117,6 @@ func ids(t *testing.T, db *sql.DB, sink string) []int64 {
 	return out
 }
 
-// versions counts the commits in a table's Delta log.
-func versions(t *testing.T, table string) int {
-	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(table, "_delta_log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".json") {
-			n++
-		}
-	}
-	return n
-}
-
 func mysqlCode(err error) uint16 {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
@@ -149,9 +135,9 @@ func TestCreateInsertSelectTransactions(t *testing.T) {
 	table := filepath.Join(dir, "lake", "t")
 
 	mustExec(t, db, createT)
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	mustExec(t, db, "INSERT INTO t VALUES (1, 'a')")
-	if got := versions(t, table); got != v0+1 {
+	if got := deltatest.Versions(t, table); got != v0+1 {
 		t.Errorf("autocommit INSERT: %d versions, want %d", got, v0+1)
 	}
 	if diff := cmp.Diff([]int64{1}, ids(t, db, "t")); diff != "" {
@@ -166,11 +152,11 @@ func TestCreateInsertSelectTransactions(t *testing.T) {
 	mustExec(t, conn, "BEGIN")
 	mustExec(t, conn, "INSERT INTO t VALUES (2, 'b'), (3, 'c')")
 	mustExec(t, conn, "INSERT INTO t VALUES (4, 'd')")
-	if got := versions(t, table); got != v0+1 {
+	if got := deltatest.Versions(t, table); got != v0+1 {
 		t.Errorf("before COMMIT: %d versions, want %d", got, v0+1)
 	}
 	mustExec(t, conn, "COMMIT")
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("after COMMIT: %d versions, want %d", got, v0+2)
 	}
 	if diff := cmp.Diff([]int64{1, 2, 3, 4}, ids(t, db, "t")); diff != "" {
@@ -182,7 +168,7 @@ func TestCreateInsertSelectTransactions(t *testing.T) {
 	mustExec(t, conn, "INSERT INTO t VALUES (5, 'e')")
 	mustExec(t, conn, "ROLLBACK")
 	conn.Close()
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("after ROLLBACK: %d versions, want %d", got, v0+2)
 	}
 	if diff := cmp.Diff([]int64{1, 2, 3, 4}, ids(t, db, "t")); diff != "" {
@@ -198,7 +184,7 @@ func TestCreateInsertSelectTransactions(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := versions(t, table); got != v0+3 {
+	if got := deltatest.Versions(t, table); got != v0+3 {
 		t.Errorf("after tx.Commit: %d versions, want %d", got, v0+3)
 	}
 	if diff := cmp.Diff([]int64{1, 2, 3, 4, 6}, ids(t, db, "t")); diff != "" {
@@ -213,7 +199,7 @@ func TestCreateInsertSelectTransactions(t *testing.T) {
 	if err := db.QueryRow("SELECT name FROM t WHERE id = ?", 7).Scan(&name); err != nil || name != "g" {
 		t.Errorf("prepared SELECT: %q, %v", name, err)
 	}
-	if got := versions(t, table); got != v0+4 {
+	if got := deltatest.Versions(t, table); got != v0+4 {
 		t.Errorf("after prepared INSERT: %d versions, want %d", got, v0+4)
 	}
 }
@@ -279,7 +265,7 @@ func TestKilledClientLeavesNothing(t *testing.T) {
 	db := ts.db(testPassword)
 	mustExec(t, db, createT)
 	table := filepath.Join(dir, "lake", "t")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 
 	// A raw connection of its own, closed without COMMIT.
 	var raw net.Conn
@@ -317,7 +303,7 @@ func TestKilledClientLeavesNothing(t *testing.T) {
 	if diff := cmp.Diff([]int64{3}, ids(t, db, "t")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := versions(t, table); got != v0+1 {
+	if got := deltatest.Versions(t, table); got != v0+1 {
 		t.Errorf("%d versions, want %d", got, v0+1)
 	}
 }
@@ -328,7 +314,7 @@ func TestConcurrentCommits(t *testing.T) {
 	db := ts.db(testPassword)
 	mustExec(t, db, createT)
 	table := filepath.Join(dir, "lake", "t")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -361,7 +347,7 @@ func TestConcurrentCommits(t *testing.T) {
 	if diff := cmp.Diff([]int64{0, 1, 2, 10, 11, 12}, ids(t, db, "t")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := versions(t, table); got != v0+2 {
+	if got := deltatest.Versions(t, table); got != v0+2 {
 		t.Errorf("%d versions, want %d", got, v0+2)
 	}
 }
@@ -454,7 +440,7 @@ func TestShutdownRollsBackOpenTransaction(t *testing.T) {
 	db := ts.db(testPassword)
 	mustExec(t, db, createT)
 	table := filepath.Join(dir, "lake", "t")
-	v0 := versions(t, table)
+	v0 := deltatest.Versions(t, table)
 	tx, err := db.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -472,7 +458,7 @@ func TestShutdownRollsBackOpenTransaction(t *testing.T) {
 	if err := tx.Commit(); err == nil {
 		t.Error("COMMIT after shutdown succeeded")
 	}
-	if got := versions(t, table); got != v0 {
+	if got := deltatest.Versions(t, table); got != v0 {
 		t.Errorf("%d versions after shutdown, want %d", got, v0)
 	}
 	if _, err := net.DialTimeout("tcp", ts.addr, time.Second); err == nil {
