@@ -36,6 +36,7 @@ fuzz:
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzProviderInputs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./catalogadapter/deltalake
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqlsink
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./planner
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./driver
 
 bench:
 	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta
