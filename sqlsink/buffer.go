@@ -354,18 +354,12 @@ func (b *buffer) augment(rec arrow.RecordBatch, ops []Op) (arrow.RecordBatch, er
 	seq, opc := sb.NewArray(), ob.NewArray()
 	defer seq.Release()
 	defer opc.Release()
-	var fields []arrow.Field
-	var cols []arrow.Array
-	for i, f := range rec.Schema().Fields() {
-		if strings.HasPrefix(f.Name, "_") {
-			continue
-		}
-		fields = append(fields, f)
-		cols = append(cols, rec.Column(i))
-	}
-	fields = append(fields, arrow.Field{Name: seqColumn, Type: arrow.PrimitiveTypes.Int64},
+	data := dropMetadataColumns(rec)
+	defer data.Release()
+	fields := append(data.Schema().Fields(),
+		arrow.Field{Name: seqColumn, Type: arrow.PrimitiveTypes.Int64},
 		arrow.Field{Name: opBufCol, Type: arrow.PrimitiveTypes.Uint8})
-	cols = append(cols, seq, opc)
+	cols := append(append([]arrow.Array(nil), data.Columns()...), seq, opc)
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)), nil
 }
 
