@@ -145,13 +145,14 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 // _last_checkpoint without listing when it can, then lists from the hinted
 // checkpoint on, and lists everything when the hint does not check out.
 func (t *Table) findSegment(ctx context.Context, want int64) (segment, error) {
-	lc, hinted := t.readLastCheckpoint(ctx)
-	if hinted && (want < 0 || lc.Version <= want) {
+	startAfter := ""
+	if lc, ok := t.readLastCheckpoint(ctx); ok && (want < 0 || lc.Version <= want) {
 		if seg, ok := t.probeSegment(ctx, lc, want); ok {
 			return seg, nil
 		}
+		// The bare version prefix sorts just before that checkpoint's names.
+		startAfter = fmt.Sprintf("%s/%020d", logDir, lc.Version)
 	}
-	startAfter := t.hintedStart(ctx, want)
 	var seg segment
 	files, err := t.listLog(ctx, startAfter)
 	if err == nil {
@@ -206,18 +207,6 @@ func (t *Table) probeSegment(ctx context.Context, lc lastCheckpointInfo, want in
 		return segment{}, false // let the listing name what is missing
 	}
 	return seg, true
-}
-
-// hintedStart reads _last_checkpoint: with a usable hint the log is listed
-// only from that checkpoint on, so opening a table costs the same however
-// long its history. A missing, corrupt or too new hint lists everything.
-func (t *Table) hintedStart(ctx context.Context, want int64) string {
-	lc, ok := t.readLastCheckpoint(ctx)
-	if !ok || (want >= 0 && lc.Version > want) {
-		return ""
-	}
-	// The bare version prefix sorts just before that checkpoint's names.
-	return fmt.Sprintf("%s/%020d", logDir, lc.Version)
 }
 
 // listLog lists the log files after startAfter ("" for all of them).
