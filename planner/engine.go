@@ -308,9 +308,15 @@ func (e *Engine) Exec(ctx context.Context, s *Session, query string) (*Result, e
 func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Result, error) {
 	switch st := st.(type) {
 	case *CreateSink:
+		if err := s.commitBeforeDDL(ctx); err != nil {
+			return nil, err
+		}
 		return e.createSink(ctx, st)
 	case *DropSink:
-		return e.dropSink(ctx, s, st)
+		if err := s.commitBeforeDDL(ctx); err != nil {
+			return nil, err
+		}
+		return e.dropSink(ctx, st)
 	case *ShowSinks:
 		return e.showSinks(), nil
 	case *ShowCreateSink:
@@ -387,7 +393,7 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 	return &Result{}, nil
 }
 
-func (e *Engine) dropSink(ctx context.Context, s *Session, ds *DropSink) (*Result, error) {
+func (e *Engine) dropSink(ctx context.Context, ds *DropSink) (*Result, error) {
 	if ds.Purge {
 		return nil, fmt.Errorf("%w: DROP SINK ... PURGE", ErrNotSupported)
 	}
@@ -397,10 +403,6 @@ func (e *Engine) dropSink(ctx context.Context, s *Session, ds *DropSink) (*Resul
 			return &Result{Warnings: []Warning{{Level: "Note", Code: 1051, Message: fmt.Sprintf("unknown sink %s", ds.Name)}}}, nil
 		}
 		return nil, fmt.Errorf("%w: %s", ErrNoSink, ds.Name)
-	}
-	if s != nil && s.writes(h) {
-		return nil, fmt.Errorf("%w: DROP SINK %s while this transaction writes to it (COMMIT or ROLLBACK first)",
-			ErrNotSupported, h.rec.Name)
 	}
 	// Wait for a transaction writing to it to finish.
 	if err := h.acquire(ctx); err != nil {

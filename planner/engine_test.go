@@ -464,11 +464,10 @@ func TestConcurrentSessionsTakeTurns(t *testing.T) {
 	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}}, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	// A transaction cannot drop the sink it writes to; another session
-	// waits for it.
+	// DROP SINK waits for a transaction of another session that writes
+	// to the sink.
 	te.exec(s1, "BEGIN")
 	te.exec(s1, "INSERT INTO orders VALUES (6, 6.0, 'eu')")
-	te.fails(s1, "DROP SINK orders", "COMMIT or ROLLBACK first")
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	_, err = te.e.Exec(ctx, s2, "DROP SINK orders")
 	cancel()
@@ -588,5 +587,39 @@ func TestAttachedSinkChangedUnderneath(t *testing.T) {
 	err := te2.fails(s2, "SELECT * FROM b", "changed underneath: it had 2 columns, it has 1")
 	if !errors.Is(err, sqlsink.ErrConfig) {
 		t.Errorf("%v (%T) is not sqlsink.ErrConfig", err, err)
+	}
+}
+
+// CREATE SINK and DROP SINK commit the open transaction first, as MySQL
+// commits before DDL, and end it: what follows runs in autocommit mode.
+func TestDDLCommitsOpenTransaction(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, createOrders)
+	table := filepath.Join(te.dir, "lake", "orders")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
+	v := deltatest.Versions(t, table)
+	te.exec(s, "CREATE SINK other INTO DELTA 'lake/other' (id BIGINT)")
+	if got := deltatest.Versions(t, table); got != v+1 {
+		t.Errorf("CREATE SINK in a transaction: %d versions, want %d (the transaction committed)", got, v+1)
+	}
+	te.exec(s, "INSERT INTO orders VALUES (2, 2.0, 'eu')") // autocommit again
+	te.exec(s, "ROLLBACK")
+	got := te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(2)}}, got); diff != "" {
+		t.Errorf("rows after ROLLBACK (-want +got):\n%s", diff)
+	}
+
+	// With autocommit off, DROP SINK commits the rows written to the
+	// sink it drops; the table keeps them.
+	te.exec(s, "SET autocommit = 0")
+	te.exec(s, "INSERT INTO orders VALUES (3, 3.0, 'eu')")
+	te.exec(s, "DROP SINK orders")
+	te.exec(s, "SET autocommit = 1")
+	te.exec(s, "CREATE SINK orders INTO DELTA 'lake/orders'")
+	got = te.rows(s, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(2)}, {int64(3)}}, got); diff != "" {
+		t.Errorf("rows after DROP SINK and attaching again (-want +got):\n%s", diff)
 	}
 }

@@ -75,6 +75,30 @@ type Session struct {
 	// SELECT to go-mysql-server (for tests that compare the two).
 	routed  atomic.Int64
 	noRoute atomic.Bool
+	// failure is the last error one of the session's hooks raised (rows
+	// reaching a sink, a COMMIT): see TakeError.
+	failure atomic.Pointer[error]
+}
+
+// fail records err as the session's last failure and returns it.
+func (s *Session) fail(err error) error {
+	if err != nil {
+		s.failure.Store(&err)
+	}
+	return err
+}
+
+// TakeError returns and forgets the last error that lakesql raised inside
+// go-mysql-server while a statement's rows streamed or a transaction
+// committed. go-mysql-server's server turns such errors into MySQL errors
+// with sql.CastSQLError, which knows nothing of lakesql's errors (code
+// 1105), and does not log them: the wire layer classifies them again from
+// the original, with MySQLError.
+func (s *Session) TakeError() error {
+	if p := s.failure.Swap(nil); p != nil {
+		return *p
+	}
+	return nil
 }
 
 var _ gms.TransactionSession = (*Session)(nil)
@@ -171,6 +195,10 @@ func (s *Session) dropLeakedEpochs(ctx *gms.Context) {
 
 // CommitTransaction implements sql.TransactionSession: one commit per sink touched.
 func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error {
+	return s.fail(s.commitTransaction(ctx))
+}
+
+func (s *Session) commitTransaction(ctx *gms.Context) error {
 	s.mu.Lock()
 	t := s.tx
 	s.tx = nil
@@ -192,6 +220,26 @@ func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error 
 	return err
 }
 
+// commitBeforeDDL commits the session's open transaction before CREATE
+// SINK or DROP SINK, as MySQL commits before DDL: the rows written so far
+// land (one version per sink), and the statements after it run in a new
+// transaction, or in autocommit mode again after BEGIN. If the commit
+// fails, the statement fails with its error and changes nothing.
+func (s *Session) commitBeforeDDL(ctx context.Context) error {
+	gctx, ok := ctx.(*gms.Context)
+	if s == nil || !ok {
+		return nil
+	}
+	tx := gctx.GetTransaction()
+	if tx == nil {
+		return nil
+	}
+	err := s.CommitTransaction(gctx, tx)
+	gctx.SetIgnoreAutoCommit(false)
+	gctx.SetTransaction(nil)
+	return err
+}
+
 // Rollback implements sql.TransactionSession.
 func (s *Session) Rollback(ctx *gms.Context, tx gms.Transaction) error {
 	s.mu.Lock()
@@ -204,7 +252,7 @@ func (s *Session) Rollback(ctx *gms.Context, tx gms.Transaction) error {
 	if len(t.order) > 0 {
 		s.resetEpoch(ctx)
 	}
-	return t.rollback(ctx)
+	return s.fail(t.rollback(ctx))
 }
 
 // CreateSavepoint implements sql.TransactionSession: not supported.
@@ -251,6 +299,10 @@ func (s *Session) writes(h *sinkHandle) bool {
 // transaction, opening the sink's epoch first if this is the transaction's
 // first write to it.
 func (s *Session) write(ctx *gms.Context, h *sinkHandle, rows []gms.Row) error {
+	return s.fail(s.writeRows(ctx, h, rows))
+}
+
+func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) error {
 	sink, err := h.open(ctx)
 	if err != nil {
 		return err

@@ -24,7 +24,8 @@ import (
 // handler gives it its lakesql code with planner.MySQLError.
 //
 // Errors raised while rows stream (an INSERT's rows, a COMMIT) are not
-// logged by go-mysql-server and keep the code CastSQLError gives them.
+// logged by go-mysql-server; the planner session keeps those
+// (planner.Session.TakeError), and classify takes them from there.
 type errorLog struct {
 	logger *logrus.Logger
 	mu     sync.Mutex
@@ -71,9 +72,15 @@ func (l *errorLog) take(id uint32) error {
 func (l *errorLog) forget(id uint32) { l.take(id) }
 
 // classify returns err with the lakesql code of the statement's original
-// error, when the handler reduced it to 1105 and the original is known.
-func (l *errorLog) classify(id uint32, err error) error {
+// error, when the handler reduced it to 1105 and the original is known:
+// logged for the connection, or else kept by its session (sess may be nil).
+func (l *errorLog) classify(id uint32, sess *planner.Session, err error) error {
 	orig := l.take(id)
+	if sess != nil {
+		if kept := sess.TakeError(); orig == nil {
+			orig = kept
+		}
+	}
 	var se *mysql.SQLError
 	if err == nil || orig == nil || !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
 		return err

@@ -390,6 +390,25 @@ func stopReading(c *mysql.Conn) {
 	time.AfterFunc(time.Second, c.Close)
 }
 
+func (h *handler) session(c *mysql.Conn) *planner.Session {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	return h.s.sessions[c.ConnectionID]
+}
+
+// forget drops what an earlier statement of the connection left to classify.
+func (h *handler) forget(c *mysql.Conn) {
+	h.s.errs.forget(c.ConnectionID)
+	if sess := h.session(c); sess != nil {
+		sess.TakeError()
+	}
+}
+
+// classify gives a statement's error its lakesql code (see errorLog).
+func (h *handler) classify(c *mysql.Conn, err error) error {
+	return h.s.errs.classify(c.ConnectionID, h.session(c), err)
+}
+
 var errShutdown = mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "lakesql: the server is shutting down")
 
 func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
@@ -397,8 +416,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		return errShutdown
 	}
 	defer h.end(c)
-	h.s.errs.forget(c.ConnectionID)
-	return h.s.errs.classify(c.ConnectionID, h.Handler.ComQuery(ctx, c, query, cb))
+	h.forget(c)
+	return h.classify(c, h.Handler.ComQuery(ctx, c, query, cb))
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -406,9 +425,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return "", errShutdown
 	}
 	defer h.end(c)
-	h.s.errs.forget(c.ConnectionID)
+	h.forget(c)
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
-	return rest, h.s.errs.classify(c.ConnectionID, err)
+	return rest, h.classify(c, err)
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -424,6 +443,6 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 		return errShutdown
 	}
 	defer h.end(c)
-	h.s.errs.forget(c.ConnectionID)
-	return h.s.errs.classify(c.ConnectionID, h.Handler.ComStmtExecute(ctx, c, p, cb))
+	h.forget(c)
+	return h.classify(c, h.Handler.ComStmtExecute(ctx, c, p, cb))
 }

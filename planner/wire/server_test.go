@@ -244,6 +244,9 @@ func TestBadStatementKeepsServing(t *testing.T) {
 		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)": 1210,
 		"SHOW CREATE SINK nosuch":                                    1146,
 		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
+		// Raised while the rows reach the sink, after go-mysql-server
+		// has started the statement.
+		"INSERT INTO t (id, name, _op) VALUES (3, 'c', 'X')": 1366,
 	} {
 		_, err := conn.ExecContext(ctx, q)
 		if code := mysqlCode(err); code != want {
