@@ -64,7 +64,9 @@ type Config struct {
 	// It must be stable across restarts; the default is "lakesql-" + Name.
 	WriterID string
 
-	// TargetFileSize is the size data files aim at (bytes).
+	// TargetFileSize is the size data files aim at (bytes), recorded on
+	// create as the table property delta.targetFileSize, which writers
+	// of the table (this one included) honour.
 	TargetFileSize int64
 	// Append mode stages Parquet files before the commit when the buffer
 	// holds this many rows or bytes, or is this old. Upsert epochs stay in

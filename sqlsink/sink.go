@@ -145,6 +145,9 @@ func (s *Sink) createTable(ctx context.Context) (catalogadapter.TableSpec, error
 	if s.cfg.CheckpointInterval > 0 {
 		def.Properties["delta.checkpointInterval"] = fmt.Sprint(s.cfg.CheckpointInterval)
 	}
+	if s.cfg.TargetFileSize > 0 {
+		def.Properties["delta.targetFileSize"] = fmt.Sprint(s.cfg.TargetFileSize)
+	}
 	for _, pc := range s.cfg.PartitionColumns {
 		def.PartitionSpec.Fields = append(def.PartitionSpec.Fields, catalogadapter.PartitionField{
 			Name: pc, Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}})

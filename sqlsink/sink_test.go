@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 // orderSchema is the schema the engine tests write: (id, amount, region).
@@ -351,5 +353,37 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if h := s.Health(); h.Status != Unhealthy {
 		t.Fatalf("health after failed open: %+v", h)
+	}
+}
+
+// TestTargetFileSize: the sink's TargetFileSize becomes the table property
+// delta.targetFileSize, and the files the sink writes follow it.
+func TestTargetFileSize(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("sized")
+	cfg.TargetFileSize = 1 << 20
+	s := e.open(cfg)
+	rows := make([]row, 600_000)
+	for i := range rows {
+		// Distinct strings, so that the files do not compress to nothing.
+		rows[i] = row{ID: int64(i), Amount: float64(i) / 7, Region: fmt.Sprintf("region-%x-%d", i*2654435761, i)}
+	}
+	e.epoch(s, 1, batch(t, rows...))
+	if files := e.parquetFiles(); len(files) < 2 {
+		t.Errorf("%d data file(s) for ~20 MB of rows with a 1 MiB target, want several", len(files))
+	}
+	store, err := delta.NewLocalStorage(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := delta.NewTable(store).Latest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snap.Metadata.Configuration["delta.targetFileSize"]; got != "1048576" {
+		t.Errorf("delta.targetFileSize = %q, want 1048576", got)
+	}
+	if got := len(e.rows()); got != len(rows) {
+		t.Errorf("%d rows read back, want %d", got, len(rows))
 	}
 }

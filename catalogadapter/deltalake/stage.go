@@ -136,7 +136,7 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 // stage writes the rows of query as data files of snap's table and turns
 // the add actions into a receipt.
 func (p *Provider) stage(ctx context.Context, path string, t *delta.Table, snap *delta.Snapshot, q delta.Querier, query string) (catalogadapter.Receipt, error) {
-	adds, err := snap.WriteFiles(ctx, q, query, delta.WriteOptions{TargetFileSize: p.opts.TargetFileSize})
+	adds, err := snap.WriteFiles(ctx, q, query, delta.WriteOptions{TargetFileSize: p.targetFileSize(snap)})
 	if err != nil {
 		if errors.Is(err, delta.ErrUnsupportedFeature) {
 			return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
@@ -150,6 +150,17 @@ func (p *Provider) stage(ctx context.Context, path string, t *delta.Table, snap 
 		return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w", path, err)
 	}
 	return receipt(adds), nil
+}
+
+// targetFileSize is the table's delta.targetFileSize when it is set and
+// valid, else the provider's option.
+func (p *Provider) targetFileSize(snap *delta.Snapshot) int64 {
+	if v, ok := snap.Metadata.Configuration["delta.targetFileSize"]; ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			return n
+		}
+	}
+	return p.opts.TargetFileSize
 }
 
 func receipt(adds []*delta.Add) catalogadapter.Receipt {

@@ -64,7 +64,8 @@ func replCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs := flag.NewFlagSet("lakesql", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data", "./lakesql-data", "the data directory")
-	roots := fs.String("allowed-roots", "", "comma-separated directories sink locations must lie under (default: the data directory)")
+	var roots rootList
+	fs.Var(&roots, "allowed-roots", "comma-separated directories sink locations must stay under (default: the data directory)")
 	execSQL := fs.String("e", "", "run these statements and exit")
 	force := fs.Bool("force", false, "continue a script or -e after a failing statement")
 	if err := fs.Parse(args); err != nil {
@@ -77,12 +78,7 @@ func replCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "lakesql: unexpected argument %q\n\n%s", fs.Arg(0), usage)
 		return 2
 	}
-	opts := planner.Options{DataDir: *dataDir}
-	for _, r := range strings.Split(*roots, ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			opts.AllowedRoots = append(opts.AllowedRoots, r)
-		}
-	}
+	opts := planner.Options{DataDir: *dataDir, AllowedRoots: roots}
 	engine, err := planner.Open(ctx, opts)
 	if err != nil {
 		printError(stderr, err, 0)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,10 +19,20 @@ import (
 // asked to stop; after it, the remaining connections are closed.
 const shutdownGrace = 30 * time.Second
 
-type stringList []string
+// rootList is the value of --allowed-roots: comma-separated directories,
+// and the flag may be repeated.
+type rootList []string
 
-func (l *stringList) String() string     { return fmt.Sprint(*l) }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *rootList) String() string { return strings.Join(*l, ",") }
+
+func (l *rootList) Set(v string) error {
+	for _, r := range strings.Split(v, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			*l = append(*l, r)
+		}
+	}
+	return nil
+}
 
 // serveCommand runs lakesql serve: the MySQL wire server.
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -29,7 +40,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	var (
 		cfg   wire.Config
-		roots stringList
+		roots rootList
 	)
 	fs.StringVar(&cfg.Listen, "listen", wire.DefaultListen, "address to listen on (host:port)")
 	fs.StringVar(&cfg.DataDir, "data", "lakesql-data", "data directory")
@@ -39,7 +50,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Uint64Var(&cfg.MaxConnections, "max-connections", 0, "maximum simultaneous connections (0: no limit)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
-	fs.Var(&roots, "allowed-root", "directory sink locations must stay under (repeatable; default: the data directory)")
+	fs.Var(&roots, "allowed-roots", "comma-separated directories sink locations must stay under (default: the data directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
