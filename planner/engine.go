@@ -7,7 +7,9 @@ package planner
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -230,13 +232,7 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 			return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 		}
 	}
-	safe := strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == 0 || r == ':' || r == '.' {
-			return '_'
-		}
-		return r
-	}, strings.ToLower(cs.Name))
-	cfg.TempDir = filepath.Join(e.opts.DataDir, "tmp", safe)
+	cfg.TempDir = filepath.Join(e.opts.DataDir, "tmp", dirName(cs.Name))
 	for _, d := range []string{cfg.TempDir, cfg.StateDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
@@ -251,6 +247,25 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 		return nil, err
 	}
 	return s, nil
+}
+
+// dirName names a sink's folder: its lower-cased name when that is plain
+// ASCII letters, digits, '_' and '-', else those characters followed by a
+// hash of the name, so that no two sinks share a folder and no quote or
+// separator reaches a path (DuckDB settings refuse quotes in paths).
+func dirName(name string) string {
+	lower := strings.ToLower(name)
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, lower)
+	if safe == lower {
+		return safe
+	}
+	sum := sha256.Sum256([]byte(lower))
+	return safe + "-" + hex.EncodeToString(sum[:4])
 }
 
 // lookup returns the handle of a sink by case-insensitive name.
