@@ -41,6 +41,7 @@ fuzz:
 bench:
 	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta
 	LAKESQL_BENCH=1 $(GO) test $(GOFLAGS_) -run TestIngestRatio -v ./sqlsink
+	LAKESQL_BENCH=1 $(GO) test $(GOFLAGS_) -run TestWireInsertRatio -v ./planner/wire
 
 clean:
 	rm -rf bin

@@ -288,11 +288,15 @@ func TestBadInput(t *testing.T) {
 		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
 		"SHOW CREATE SINK nosuch":                                    1146,
 		"SELECT * FROM nosuch":                                       1146,
+		"SELEC 1":                                                    1064,
 	} {
 		_, err := te.e.Exec(context.Background(), s, q)
 		if got := MySQLError(err); got == nil || got.Num != want {
 			t.Errorf("%s: MySQL error %v, want %d", q, got, want)
 		}
+	}
+	if got := MySQLError(te.fails(s, "SELECT * FROM nosuch", "")); got.State != "42S02" {
+		t.Errorf("unknown table: SQLSTATE %s, want 42S02", got.State)
 	}
 	// None of the failures left a sink behind.
 	if got := te.exec(s, "SHOW SINKS").Rows; len(got) != 0 {

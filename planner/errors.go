@@ -14,7 +14,7 @@ import (
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
 // lakesql's own errors are classified here; everything else the way
-// go-mysql-server classifies it (sql.CastSQLError).
+// go-mysql-server classifies it (sql.CastSQLError), with MySQL's SQLSTATE.
 func MySQLError(err error) *mysql.SQLError {
 	if err == nil {
 		return nil
@@ -37,8 +37,11 @@ func MySQLError(err error) *mysql.SQLError {
 		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
 	case errors.Is(err, errSinkBusy):
 		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
+	case gms.ErrSyntaxError.Is(err):
+		// go-mysql-server has no code for its own syntax errors.
+		code, state = mysql.ERParseError, mysql.SSClientError
 	default:
-		return gms.CastSQLError(err)
+		return withMySQLState(gms.CastSQLError(err))
 	}
 	return mysql.NewSQLError(code, state, "%s", err.Error())
 }

@@ -82,19 +82,15 @@ func (l *errorLog) classify(id uint32, sess *planner.Session, err error) error {
 		}
 	}
 	var se *mysql.SQLError
-	if err == nil || orig == nil || !errors.As(err, &se) || se.Num != mysql.ERUnknownError {
+	if err == nil || !errors.As(err, &se) {
 		return err
 	}
-	if orig.Error() != se.Message {
-		return err
+	if se.Num == mysql.ERUnknownError && orig != nil && orig.Error() == se.Message {
+		if m := planner.MySQLError(orig); m.Num != mysql.ERUnknownError {
+			m.Query = se.Query
+			return m
+		}
 	}
-	if gms.ErrSyntaxError.Is(orig) {
-		// MySQL's code for a syntax error; CastSQLError has none for it.
-		return &mysql.SQLError{Num: mysql.ERParseError, State: mysql.SSClientError, Message: se.Message, Query: se.Query}
-	}
-	if m := planner.MySQLError(orig); m.Num != mysql.ERUnknownError {
-		m.Query = se.Query
-		return m
-	}
-	return err
+	// MySQL's SQLSTATE where go-mysql-server sent the general HY000.
+	return planner.MySQLError(se)
 }

@@ -253,6 +253,18 @@ func TestBadStatementKeepsServing(t *testing.T) {
 			t.Errorf("%s: got %v (code %d), want code %d", q, err, code, want)
 		}
 	}
+	// MySQL's SQLSTATE, not go-mysql-server's general HY000.
+	for q, want := range map[string]string{
+		"SELECT * FROM nosuch":             "42S02",
+		"INSERT INTO t VALUES (NULL, 'x')": "23000",
+		"SELEC 1":                          "42000",
+	} {
+		_, err := conn.ExecContext(ctx, q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || string(me.SQLState[:]) != want {
+			t.Errorf("%s: got %v, want SQLSTATE %s", q, err, want)
+		}
+	}
 	// The same connection and another one still work.
 	mustExec(t, conn, "INSERT INTO t VALUES (1, 'a')")
 	db2 := ts.db(testPassword)

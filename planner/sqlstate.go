@@ -1,0 +1,40 @@
+package planner
+
+import "github.com/dolthub/vitess/go/mysql"
+
+// sqlStates gives the SQLSTATE MySQL sends with an error code, for the
+// codes lakesql's clients meet. go-mysql-server sends HY000 ("general
+// error") with most codes; clients that branch on the class of an error
+// (23000 integrity, 42S02 unknown table, ...) need MySQL's.
+var sqlStates = map[int]string{
+	mysql.ERParseError:                   mysql.SSClientError,
+	mysql.ERSyntaxError:                  mysql.SSClientError,
+	mysql.ERNoSuchTable:                  mysql.SSUnknownTable,
+	mysql.ERBadTable:                     mysql.SSUnknownTable,
+	mysql.ERTableExists:                  "42S01",
+	mysql.ERBadFieldError:                mysql.SSBadFieldError,
+	mysql.ERBadDb:                        mysql.SSClientError,
+	mysql.ERBadNullError:                 mysql.SSConstraintViolation,
+	mysql.ERDupEntry:                     mysql.SSDupKey,
+	mysql.ERWrongValueCountOnRow:         "21S01",
+	mysql.ERDataTooLong:                  mysql.SSDataTooLong,
+	mysql.ERDataOutOfRange:               mysql.SSDataOutOfRange,
+	mysql.ERNotSupportedYet:              mysql.SSClientError,
+	mysql.ERAccessDeniedError:            "28000",
+	mysql.ERSPDoesNotExist:               mysql.SSClientError,
+	mysql.ERWrongNumberOfColumnsInSelect: mysql.SSWrongNumberOfColumns,
+}
+
+// withMySQLState gives e MySQL's SQLSTATE for its code when it carries the
+// general HY000 and MySQL has a more precise one.
+func withMySQLState(e *mysql.SQLError) *mysql.SQLError {
+	if e == nil || e.State != mysql.SSUnknownSQLState {
+		return e
+	}
+	if s, ok := sqlStates[e.Num]; ok {
+		c := *e
+		c.State = s
+		return &c
+	}
+	return e
+}
