@@ -85,7 +85,10 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 		key[k] = true
 	}
 	var out gms.Schema
+	declared := lengthLimits(h.def)
+	h.limits = h.limits[:0]
 	for _, f := range s.Schema().Fields() {
+		h.limits = append(h.limits, declared[f.Name])
 		t, err := gmsType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
@@ -273,10 +276,21 @@ func (i *inserter) StatementComplete(ctx *gms.Context) error {
 	return s.write(ctx, i.t.h, rows)
 }
 
-func (i *inserter) Insert(_ *gms.Context, row gms.Row) error {
+func (i *inserter) Insert(ctx *gms.Context, row gms.Row) error {
 	i.mu.Lock()
+	defer i.mu.Unlock()
+	for c, l := range i.t.h.limits {
+		if c < len(row) {
+			if err := l.check(row[c], i.t.schema[c].Name, len(i.rows)+1); err != nil {
+				err = fmt.Errorf("sink %s: %w", i.t.h.rec.Name, err)
+				if s, ok := ctx.Session.(*Session); ok {
+					s.fail(err)
+				}
+				return err
+			}
+		}
+	}
 	i.rows = append(i.rows, row.Copy())
-	i.mu.Unlock()
 	return nil
 }
 

@@ -149,6 +149,8 @@ type sinkHandle struct {
 	openMu  sync.Mutex
 	sink    *sqlsink.Sink
 	gschema gms.Schema
+	// limits are the declared lengths of gschema's columns (lengths.go).
+	limits []lengthLimit
 }
 
 // open returns the opened sink, opening it on first use.

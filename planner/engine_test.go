@@ -627,3 +627,30 @@ func TestDDLCommitsOpenTransaction(t *testing.T) {
 		t.Errorf("rows after DROP SINK and attaching again (-want +got):\n%s", diff)
 	}
 }
+
+// Declared lengths hold as in MySQL's strict mode: characters for CHAR and
+// VARCHAR, bytes for BINARY and VARBINARY; a longer value fails its
+// statement (1406) and the transaction keeps its other rows.
+func TestDeclaredLengths(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, "CREATE SINK l INTO DELTA 'lake/l' (id BIGINT NOT NULL, c CHAR(2), v VARCHAR(4), b VARBINARY(3), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO l VALUES (1, 'éé', 'ßßßß', 'abc')") // 4 characters, 8 bytes: fits
+	for q, col := range map[string]string{
+		"INSERT INTO l VALUES (2, 'abc', NULL, NULL)":   "c",
+		"INSERT INTO l VALUES (2, NULL, 'abcde', NULL)": "v",
+		"INSERT INTO l VALUES (2, NULL, NULL, 'éé')":    "b", // 4 bytes
+	} {
+		err := te.fails(s, q, "data too long for column '"+col+"'")
+		if got := MySQLError(err); got.Num != 1406 || got.State != "22001" {
+			t.Errorf("%s: MySQL error %d (%s), want 1406 (22001)", q, got.Num, got.State)
+		}
+	}
+	te.exec(s, "COMMIT")
+	te.fails(s, "UPDATE l SET v = 'toolong' WHERE id = 1", "data too long for column 'v'")
+	got := te.rows(s, "SELECT id, c, v FROM l")
+	if diff := cmp.Diff([][]any{{int64(1), "éé", "ßßßß"}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}

@@ -19,6 +19,11 @@ func MySQLError(err error) *mysql.SQLError {
 	if err == nil {
 		return nil
 	}
+	// go-mysql-server wraps an insert's errors without Unwrap.
+	var wrapped gms.WrappedInsertError
+	if errors.As(err, &wrapped) && wrapped.Cause != nil {
+		err = wrapped.Cause
+	}
 	code, state := 0, mysql.SSUnknownSQLState
 	var syn *SyntaxError
 	switch {
@@ -35,6 +40,8 @@ func MySQLError(err error) *mysql.SQLError {
 		code, state = mysql.ERWrongArguments, mysql.SSUnknownSQLState
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
 		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
+	case errors.Is(err, ErrDataTooLong):
+		code, state = mysql.ERDataTooLong, mysql.SSDataTooLong
 	case errors.Is(err, errSinkBusy):
 		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
 	case gms.ErrSyntaxError.Is(err):

@@ -247,6 +247,7 @@ func TestBadStatementKeepsServing(t *testing.T) {
 		// Raised while the rows reach the sink, after go-mysql-server
 		// has started the statement.
 		"INSERT INTO t (id, name, _op) VALUES (3, 'c', 'X')": 1366,
+		"INSERT INTO t VALUES (4, 'seventeen chars!!')":      1406,
 	} {
 		_, err := conn.ExecContext(ctx, q)
 		if code := mysqlCode(err); code != want {
