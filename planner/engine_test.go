@@ -647,10 +647,44 @@ func TestDeclaredLengths(t *testing.T) {
 			t.Errorf("%s: MySQL error %d (%s), want 1406 (22001)", q, got.Num, got.State)
 		}
 	}
+	// A NOT NULL column left out: MySQL's 1364, not go-mysql-server's 1105.
+	if got := MySQLError(te.fails(s, "INSERT INTO l (c) VALUES ('a')", "doesn't have a default value")); got.Num != 1364 {
+		t.Errorf("key left out: MySQL error %d, want 1364", got.Num)
+	}
 	te.exec(s, "COMMIT")
 	te.fails(s, "UPDATE l SET v = 'toolong' WHERE id = 1", "data too long for column 'v'")
 	got := te.rows(s, "SELECT id, c, v FROM l")
 	if diff := cmp.Diff([][]any{{int64(1), "éé", "ßßßß"}}, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
+// A statement whose rows the sink refuses, as the first write of its
+// epoch, leaves no version behind and does not use up the epoch: a
+// retry under the same explicit epoch lands.
+func TestRefusedFirstWriteOpensNoEpoch(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, "CREATE SINK u INTO DELTA 'lake/u' (id BIGINT NOT NULL, v VARCHAR(8), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	table := filepath.Join(te.dir, "lake", "u")
+	v0 := deltatest.Versions(t, table)
+	te.exec(s, "SET lakesql_epoch = 10")
+	te.fails(s, "INSERT INTO u (_op, id, v) VALUES ('X', 1, 'x')", `_op "X"`)
+	te.fails(s, "INSERT INTO u (_op, id, v) VALUES ('X', 1, 'x')", `_op "X"`) // autocommit, no explicit epoch left over?
+	te.exec(s, "BEGIN")
+	te.fails(s, "INSERT INTO u (_op, id, v) VALUES ('X', 1, 'x')", `_op "X"`)
+	te.exec(s, "COMMIT")
+	if got := deltatest.Versions(t, table); got != v0 {
+		t.Fatalf("refused statements made %d version(s)", got-v0)
+	}
+	res := te.exec(s, "INSERT INTO u (_op, id, v) VALUES ('I', 1, 'good')")
+	if res.RowsAffected != 1 || len(res.Warnings) != 0 {
+		t.Errorf("retry: %d rows affected, warnings %v; want 1 row and no replay note", res.RowsAffected, res.Warnings)
+	}
+	if got := te.rows(s, "SHOW SINK STATUS u"); got[0][2] != int64(10) {
+		t.Errorf("last epoch %v, want 10 (the explicit epoch survives refused statements)", got[0][2])
+	}
+	if diff := cmp.Diff([][]any{{int64(1), "good"}}, te.rows(s, "SELECT id, v FROM u")); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 }

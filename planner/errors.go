@@ -44,10 +44,11 @@ func MySQLError(err error) *mysql.SQLError {
 		code, state = mysql.ERDataTooLong, mysql.SSDataTooLong
 	case errors.Is(err, errSinkBusy):
 		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
-	case gms.ErrSyntaxError.Is(err):
-		// go-mysql-server has no code for its own syntax errors.
-		code, state = mysql.ERParseError, mysql.SSClientError
 	default:
+		if c, st, ok := gmsCode(err); ok {
+			code, state = c, st
+			break
+		}
 		return withMySQLState(gms.CastSQLError(err))
 	}
 	return mysql.NewSQLError(code, state, "%s", err.Error())

@@ -307,8 +307,18 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 	if err != nil {
 		return err
 	}
+	schema := sink.Schema()
+	if len(rows) > 0 && len(rows[0]) == len(schema.Fields())+1 {
+		schema = withOpColumn(schema)
+	}
+	rec, err := rowsToRecord(schema, rows)
+	if err != nil {
+		return fmt.Errorf("sink %s: %w", h.rec.Name, err)
+	}
+	defer rec.Release()
 	t := s.current()
-	if _, ok := t.epochs[h]; !ok {
+	_, open := t.epochs[h]
+	if !open {
 		if err := h.acquire(ctx); err != nil {
 			return err
 		}
@@ -327,16 +337,16 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 		t.epochs[h] = e
 		t.order = append(t.order, h)
 	}
-	schema := sink.Schema()
-	if len(rows) > 0 && len(rows[0]) == len(schema.Fields())+1 {
-		schema = withOpColumn(schema)
-	}
-	rec, err := rowsToRecord(schema, rows)
-	if err != nil {
-		return fmt.Errorf("sink %s: %w", h.rec.Name, err)
-	}
-	defer rec.Release()
 	if err := sink.Write(ctx, rec); err != nil {
+		if !open {
+			// These rows were to be the epoch's first. Without them the
+			// epoch must not commit: an empty version would use up its
+			// number, and an explicit epoch would then read as replayed.
+			_ = sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h])
+			delete(t.epochs, h)
+			t.order = t.order[:len(t.order)-1]
+			h.release()
+		}
 		return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 	}
 	return nil

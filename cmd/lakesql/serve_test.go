@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -34,12 +33,7 @@ type serveProcess struct {
 
 func buildLakesql(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lakesql")
-	build := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return sharedLakesql(t)
 }
 
 // startServe starts the binary and waits for its ready line.

@@ -91,6 +91,7 @@ func (l *errorLog) classify(id uint32, sess *planner.Session, err error) error {
 			return m
 		}
 	}
-	// MySQL's SQLSTATE where go-mysql-server sent the general HY000.
-	return planner.MySQLError(se)
+	// MySQL's code where only the message is left, and MySQL's SQLSTATE
+	// where go-mysql-server sent the general HY000.
+	return planner.MySQLError(planner.ClassifyMessage(se))
 }

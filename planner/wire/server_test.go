@@ -248,6 +248,7 @@ func TestBadStatementKeepsServing(t *testing.T) {
 		// has started the statement.
 		"INSERT INTO t (id, name, _op) VALUES (3, 'c', 'X')": 1366,
 		"INSERT INTO t VALUES (4, 'seventeen chars!!')":      1406,
+		"INSERT INTO t (name) VALUES ('no key')":             1364,
 	} {
 		_, err := conn.ExecContext(ctx, q)
 		if code := mysqlCode(err); code != want {
