@@ -3,6 +3,7 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -432,6 +433,15 @@ func TestAutocommitOffAndSeveralSinks(t *testing.T) {
 	res := te.exec(s, "COMMIT")
 	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "2 sink(s)") {
 		t.Errorf("replayed COMMIT warnings = %+v", res.Warnings)
+	}
+	// SHOW WARNINGS lists them (how a database/sql program sees a replay),
+	// without warnings of its own; the next statement clears them.
+	res = te.exec(s, "SHOW WARNINGS")
+	if len(res.Rows) != 1 || fmt.Sprint(res.Rows[0][1]) != fmt.Sprint(WarnEpochReplayed) || len(res.Warnings) != 0 {
+		t.Errorf("SHOW WARNINGS after a replayed COMMIT: rows %v, warnings %v", res.Rows, res.Warnings)
+	}
+	if res = te.exec(s, "SELECT 1"); len(res.Warnings) != 0 {
+		t.Errorf("warnings outlived their statement: %v", res.Warnings)
 	}
 	if got := te.rows(s, "SELECT count(*) FROM orders"); !cmp.Equal(got, [][]any{{int64(3)}}) {
 		t.Errorf("orders after the replay: %v", got)

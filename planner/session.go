@@ -410,7 +410,8 @@ func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
 	s.mu.Lock()
 	s.skipped, s.committed = 0, 0
 	s.mu.Unlock()
-	s.ClearWarnings()
+	// go-mysql-server clears the warnings when a statement starts, except
+	// for SHOW WARNINGS, which must still see the last statement's.
 	defer s.changelog.Store(false)
 	res, err := s.runGMS(gctx, query)
 	if err != nil {
@@ -431,8 +432,10 @@ func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
 		res.RowsAffected = 0
 	}
 	s.mu.Unlock()
-	for _, w := range s.Warnings() {
-		res.Warnings = append(res.Warnings, Warning{Level: w.Level, Code: w.Code, Message: w.Message})
+	if s.WarningCount() > 0 { // zero after SHOW WARNINGS, which lists them as rows
+		for _, w := range s.Warnings() {
+			res.Warnings = append(res.Warnings, Warning{Level: w.Level, Code: w.Code, Message: w.Message})
+		}
 	}
 	return res, nil
 }
