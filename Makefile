@@ -37,6 +37,7 @@ fuzz:
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzMachine$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqlsink
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./planner
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./driver
+	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqllogictest
 
 bench:
 	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta

@@ -1,6 +1,6 @@
 // Command lakesql is the SQL front door to Delta Lake and Apache Iceberg
-// tables: a REPL, a MySQL wire server and a Delta table inspector. The test
-// and bench commands come with later work.
+// tables: a REPL, a MySQL wire server, a sqllogictest runner and a Delta
+// table inspector. The bench command comes with later work.
 package main
 
 import (
@@ -19,11 +19,12 @@ const usage = `lakesql: SQL transactions into Delta Lake tables
 Usage:
   lakesql [--data DIR] [-e SQL] [--force]   the REPL; a script on stdin runs as a batch
   lakesql serve --listen ADDR --data DIR    serve the MySQL wire protocol (see serve --help)
+  lakesql test [--dsn DSN] FILE|FOLDER...   run sqllogictest (.slt) files (see test --help)
   lakesql version                           print the version
   lakesql delta-info DIR [VERSION]          print a Delta table's version, schema, files and app transactions
   lakesql help                              this text
 
-Not there yet: test (sqllogictest) and bench.
+Not there yet: bench.
 `
 
 func main() {
@@ -37,6 +38,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr)
+	case "test":
+		return testCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "lakesql %s\n", version)
 		return 0
