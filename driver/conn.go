@@ -64,7 +64,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	return &rows{columns: res.Columns, data: res.Rows}, nil
+	return &rows{columns: res.Columns, types: res.Types, data: res.Rows}, nil
 }
 
 // Prepare returns a statement whose placeholders are filled at execution.
@@ -185,11 +185,21 @@ func (r result) RowsAffected() (int64, error) { return r.affected, nil }
 // rows is a fully read result.
 type rows struct {
 	columns []string
+	types   []planner.ColumnType
 	data    [][]any
 	next    int
 }
 
 func (r *rows) Columns() []string { return r.columns }
+
+// ColumnTypeDatabaseTypeName implements driver.RowsColumnTypeDatabaseTypeName
+// with MySQL's type names, as go-sql-driver/mysql gives them.
+func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
+	if i < len(r.types) {
+		return r.types[i].Name
+	}
+	return ""
+}
 func (r *rows) Close() error      { r.next = len(r.data); return nil }
 
 func (r *rows) Next(dest []driver.Value) error {
@@ -201,6 +211,12 @@ func (r *rows) Next(dest []driver.Value) error {
 	for i := range dest {
 		if i < len(row) {
 			dest[i] = toValue(row[i])
+			// A DECIMAL as the wire sends it: text with the column's scale.
+			if i < len(r.types) && r.types[i].Name == "DECIMAL" {
+				if s, ok := r.types[i].Text(row[i]); ok {
+					dest[i] = s
+				}
+			}
 		} else {
 			dest[i] = nil
 		}

@@ -410,3 +410,50 @@ func TestValueTypes(t *testing.T) {
 		t.Errorf("scan BOOLEAN into bool: %v, %v", ok, err)
 	}
 }
+
+// Column types and values as go-sql-driver/mysql gives them over the wire:
+// MySQL's type names, a DECIMAL as text with its scale, a DATE as a date.
+// A VARCHAR(n) column is TEXT (its length is checked by lakesql, not by
+// the type), on the wire too.
+func TestColumnTypes(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	for _, q := range []string{
+		"CREATE SINK v INTO DELTA 'lake/v' (id BIGINT, d DATE, n DECIMAL(10,2), s VARCHAR(8))",
+		"INSERT INTO v VALUES (1, '2024-01-02', 3.1, 'x')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	rows, err := db.Query("SELECT id, d, n, s FROM v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ct := range cts {
+		names = append(names, ct.DatabaseTypeName())
+	}
+	if diff := cmp.Diff([]string{"BIGINT", "DATE", "DECIMAL", "TEXT"}, names); diff != "" {
+		t.Errorf("type names (-want +got):\n%s", diff)
+	}
+	if !rows.Next() {
+		t.Fatal("no row")
+	}
+	var (
+		id int64
+		d  time.Time
+		n  string
+		s  string
+	)
+	if err := rows.Scan(&id, &d, &n, &s); err != nil {
+		t.Fatal(err)
+	}
+	if n != "3.10" || d.Format("2006-01-02") != "2024-01-02" {
+		t.Errorf("n = %q, d = %v; want 3.10 and 2024-01-02", n, d)
+	}
+}

@@ -86,12 +86,20 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 	}
 	var out gms.Schema
 	declared := lengthLimits(h.def)
+	precisions := fractionDigits(h.def)
 	h.limits = h.limits[:0]
 	for _, f := range s.Schema().Fields() {
 		h.limits = append(h.limits, declared[f.Name])
 		t, err := gmsType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
+		}
+		if dt, ok := t.(gms.DatetimeType); ok {
+			// DATETIME(p) and TIMESTAMP(p) keep their declared precision:
+			// values are rounded to it and shown with it, as in MySQL.
+			if p, ok := precisions[f.Name]; ok {
+				t = types.MustCreateDatetimeType(dt.Type(), p)
+			}
 		}
 		out = append(out, &gms.Column{Name: f.Name, Type: t, Nullable: f.Nullable, Source: h.rec.Name,
 			DatabaseSource: DatabaseName, PrimaryKey: key[f.Name]})

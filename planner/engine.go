@@ -303,7 +303,9 @@ func (e *Engine) saveLocked() error {
 // Result is what a statement returns: rows with their column names, or a
 // count of affected rows, and the warnings it raised.
 type Result struct {
-	Columns      []string
+	Columns []string
+	// Types are the columns' types, when the statement returns rows.
+	Types        []ColumnType
 	Rows         [][]any
 	RowsAffected uint64
 	Warnings     []Warning

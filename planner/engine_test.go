@@ -244,7 +244,8 @@ func TestShowSinks(t *testing.T) {
 	te.exec(s, createOrders+" WITH (mode = 'upsert')")
 	te.exec(s, "CREATE SINK events INTO DELTA 'lake/events' (ts TIMESTAMP, payload JSON)")
 	res := te.exec(s, "SHOW SINKS")
-	want := &Result{Columns: []string{"Sink", "Format", "Location", "Mode"}, Rows: [][]any{
+	text := ColumnType{Name: "TEXT"}
+	want := &Result{Columns: []string{"Sink", "Format", "Location", "Mode"}, Types: []ColumnType{text, text, text, text}, Rows: [][]any{
 		{"events", "DELTA", filepath.Join(te.dir, "lake", "events"), "append"},
 		{"orders", "DELTA", filepath.Join(te.dir, "lake", "orders"), "upsert"},
 	}}
@@ -511,7 +512,9 @@ func TestShowSinkStatus(t *testing.T) {
 	res := te.exec(s, "SHOW SINK STATUS orders")
 	want := &Result{
 		Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"},
-		Rows:    [][]any{{"orders", "healthy", int64(7), int64(1), int64(1), int64(2), nil}},
+		Types: []ColumnType{{Name: "TEXT"}, {Name: "TEXT"}, {Name: "BIGINT"}, {Name: "BIGINT"},
+			{Name: "BIGINT"}, {Name: "BIGINT"}, {Name: "TEXT"}},
+		Rows: [][]any{{"orders", "healthy", int64(7), int64(1), int64(1), int64(2), nil}},
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("SHOW SINK STATUS (-want +got):\n%s", diff)

@@ -1,10 +1,13 @@
 package planner
 
-// Declared lengths. A sink's table stores CHAR(n) and VARCHAR(n) as plain
-// strings and BINARY(n) and VARBINARY(n) as plain binary (Delta has no
-// length), and the go-mysql-server schema uses the unbounded types, so the
-// lengths the definition declares are checked here, as MySQL's strict mode
-// does: a longer value fails the statement with error 1406.
+// What a column's declared type says beyond its Arrow type. A sink's table
+// stores CHAR(n) and VARCHAR(n) as plain strings and BINARY(n) and
+// VARBINARY(n) as plain binary (Delta has no length), and the
+// go-mysql-server schema uses the unbounded types, so the declared lengths
+// are checked here, as MySQL's strict mode does: a longer value fails the
+// statement with error 1406. DATETIME(p) and TIMESTAMP(p) are stored at
+// microseconds; p sets the go-mysql-server type, which rounds and shows
+// values with p digits.
 
 import (
 	"errors"
@@ -78,4 +81,26 @@ func (l lengthLimit) check(v any, column string, row int) error {
 			ErrDataTooLong, column, row, n, map[bool]string{false: "characters", true: "bytes"}[l.bytes], l.max)
 	}
 	return nil
+}
+
+var timeType = regexp.MustCompile(`^(DATETIME|TIMESTAMP)(?:\((\d)\))?$`)
+
+// fractionDigits returns the declared fractional-second digits of the
+// definition's DATETIME and TIMESTAMP columns, by name (0 when none are
+// written, as in MySQL).
+func fractionDigits(def *CreateSink) map[string]int {
+	out := map[string]int{}
+	if def == nil {
+		return out
+	}
+	for _, c := range def.Columns {
+		if m := timeType.FindStringSubmatch(c.SQLType); m != nil {
+			p := 0
+			if m[2] != "" {
+				p = int(m[2][0] - '0')
+			}
+			out[c.Name] = p
+		}
+	}
+	return out
 }

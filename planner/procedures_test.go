@@ -34,7 +34,8 @@ func TestProcCreateShowDrop(t *testing.T) {
 	want := "CREATE SINK `orders` INTO DELTA 'lake/orders' (`id` BIGINT NOT NULL, `amount` DOUBLE, `region` VARCHAR(16), " +
 		"PRIMARY KEY (`id`)) PARTITION BY (`region`) WITH (mode = 'upsert', writer_id = 'svc-a')"
 	got := te.exec(s, "CALL lakesql_show_create_sink('orders')")
-	if diff := cmp.Diff(&Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{"orders", want}}}, got); diff != "" {
+	if diff := cmp.Diff(&Result{Columns: []string{"Sink", "Create Sink"}, Types: []ColumnType{{Name: "TEXT"}, {Name: "TEXT"}},
+		Rows: [][]any{{"orders", want}}}, got); diff != "" {
 		t.Errorf("lakesql_show_create_sink (-want +got):\n%s", diff)
 	}
 

@@ -474,6 +474,7 @@ func (s *Session) runGMS(ctx *gms.Context, query string) (*Result, error) {
 	if !ok {
 		for _, c := range schema {
 			res.Columns = append(res.Columns, c.Name)
+			res.Types = append(res.Types, columnType(c.Type))
 		}
 	}
 	for {

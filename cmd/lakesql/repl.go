@@ -352,7 +352,7 @@ func printResult(w io.Writer, res *planner.Result) {
 		if len(res.Rows) == 0 {
 			fmt.Fprintln(w, "Empty set")
 		} else {
-			fmt.Fprintln(w, renderTable(res.Columns, res.Rows))
+			fmt.Fprintln(w, renderTable(res.Columns, res.Types, res.Rows))
 			fmt.Fprintf(w, "%d %s in set\n", len(res.Rows), plural(len(res.Rows), "row"))
 		}
 	} else {
@@ -371,7 +371,7 @@ func plural(n int, word string) string {
 }
 
 // renderTable renders rows as a go-pretty table; numeric columns align right.
-func renderTable(cols []string, rows [][]any) string {
+func renderTable(cols []string, types []planner.ColumnType, rows [][]any) string {
 	t := table.NewWriter()
 	style := table.StyleDefault
 	style.Format.Header = text.FormatDefault
@@ -396,6 +396,11 @@ func renderTable(cols []string, rows [][]any) string {
 				numeric[i] = false
 			}
 			out[i] = formatValue(v)
+			if i < len(types) {
+				if text, ok := types[i].Text(v); ok {
+					out[i] = text
+				}
+			}
 		}
 		t.AppendRow(out)
 	}

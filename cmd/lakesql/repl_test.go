@@ -273,3 +273,19 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("the session is unusable after an interrupt: %s", errb.String())
 	}
 }
+
+// Values show as the mysql client shows them: a DATE without a time, a
+// DATETIME(p) with p fractional digits, a DECIMAL with its scale.
+func TestREPLTypedValues(t *testing.T) {
+	code, out, errs := runREPL(t, "", "--data", t.TempDir(), "-e", `
+		CREATE SINK v INTO DELTA 'lake/v' (d DATE, ts DATETIME(6), t0 DATETIME, n DECIMAL(10,2));
+		INSERT INTO v VALUES ('2024-01-02', '2024-01-02 03:04:05', '2024-01-02 03:04:05', 3.1);
+		SELECT d, ts, t0, n FROM v`)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	want := "| 2024-01-02 | 2024-01-02 03:04:05.000000 | 2024-01-02 03:04:05 | 3.10 |"
+	if !strings.Contains(out, want) {
+		t.Errorf("stdout %s\nwant a row %s", out, want)
+	}
+}
