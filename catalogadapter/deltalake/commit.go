@@ -63,7 +63,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		params = map[string]any{"writerId": opts.WriterID, "epoch": opts.Epoch}
 	}
 	for attempt := 0; ; attempt++ {
-		snap, err := t.Latest(ctx)
+		snap, err := p.fresh(ctx, t, tpath)
 		if err != nil {
 			return fail(readError(tpath, err))
 		}
@@ -88,6 +88,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		}
 		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now})
 		if err == nil {
+			p.snaps.put(tpath, snap, res.Snapshot)
 			return catalogadapter.CommitOutcome{Version: res.Version, CommitTime: res.Time, Retries: attempt}, nil
 		}
 		var ce *delta.ConflictError
@@ -398,7 +399,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if len(adds) == 0 {
 		return nil
 	}
-	snap, err := t.Latest(ctx)
+	snap, err := p.fresh(ctx, t, tpath)
 	if err != nil {
 		return fmt.Errorf("discard staged files: %w", readError(tpath, err))
 	}

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -63,14 +64,21 @@ type Options struct {
 	CheckpointInterval int
 }
 
-// Provider serves Delta tables named by their absolute directory path. It
-// holds no table state, so any number of providers, in any number of
-// processes, may write the same table: the log's put-if-absent commits
-// arbitrate.
+// Provider serves Delta tables named by their absolute directory path. Any
+// number of providers, in any number of processes, may write the same table:
+// the log's put-if-absent commits arbitrate. The only table state it keeps
+// is the last snapshot of each table, which is checked against the log
+// before every use, so it never answers with an older version than a fresh
+// read would.
 type Provider struct {
 	db    *sql.DB
 	opts  Options
 	creds *catalogadapter.CredentialCache
+	snaps snapshotCache
+
+	// noCache makes every read replay the log from its checkpoint, as
+	// before the cache; the benchmarks compare the two.
+	noCache bool
 
 	// beforeCommit, when set by a test, runs after an attempt has read its
 	// snapshot and built its actions, just before it writes the log entry:
@@ -143,11 +151,87 @@ func (p *Provider) latest(ctx context.Context, id catalogadapter.TableIdent) (*d
 	if err != nil {
 		return nil, nil, err
 	}
-	snap, err := t.Latest(ctx)
+	snap, err := p.fresh(ctx, t, path)
 	if err != nil {
 		return nil, nil, readError(path, err)
 	}
 	return t, snap, nil
+}
+
+// fresh returns the newest snapshot of t: the cached one brought up to
+// date (Table.Update: two small reads when nothing changed, the new commits
+// applied when something did), or a replay from the checkpoint. Errors are
+// delta's; callers map them with readError.
+func (p *Provider) fresh(ctx context.Context, t *delta.Table, path string) (*delta.Snapshot, error) {
+	if p.noCache {
+		return t.Latest(ctx)
+	}
+	prev := p.snaps.get(path)
+	snap, err := t.Update(ctx, prev)
+	if err != nil {
+		p.snaps.drop(path, prev)
+		return nil, err
+	}
+	p.snaps.put(path, prev, snap)
+	return snap, nil
+}
+
+// maxCachedTables bounds the snapshot cache; past it an arbitrary table's
+// snapshot is dropped (and read again from the log when next needed).
+const maxCachedTables = 1024
+
+// snapshotCache holds the last snapshot per table path. Snapshots are
+// immutable, so they are shared without copying.
+type snapshotCache struct {
+	mu sync.Mutex
+	m  map[string]*delta.Snapshot
+}
+
+func (c *snapshotCache) get(path string) *delta.Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[path]
+}
+
+// put stores snap, derived from prev, unless another caller meanwhile
+// stored a newer version.
+func (c *snapshotCache) put(path string, prev, snap *delta.Snapshot) {
+	if snap == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.m[path]
+	if ok && cur != prev && cur.Version >= snap.Version {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]*delta.Snapshot{}
+	}
+	if !ok && len(c.m) >= maxCachedTables {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[path] = snap
+}
+
+// set stores snap whatever is cached.
+func (c *snapshotCache) set(path string, snap *delta.Snapshot) {
+	c.mu.Lock()
+	cur := c.m[path]
+	c.mu.Unlock()
+	c.put(path, cur, snap)
+}
+
+// drop forgets path's snapshot if it is still prev.
+func (c *snapshotCache) drop(path string, prev *delta.Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m[path] == prev {
+		delete(c.m, path)
+	}
 }
 
 // readError maps a delta read error to the catalogadapter sentinels,
@@ -282,7 +366,7 @@ func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent
 	} else if !errors.Is(rerr, catalogadapter.ErrNoTable) {
 		return fmt.Errorf("create Delta table %s: %w", path, rerr)
 	}
-	_, err = delta.Create(ctx, t.Storage(), delta.CreateOptions{
+	snap, err := delta.Create(ctx, t.Storage(), delta.CreateOptions{
 		Schema:           schema,
 		PartitionColumns: parts,
 		Configuration:    conf,
@@ -290,6 +374,8 @@ func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent
 	})
 	switch {
 	case err == nil:
+		// Whatever was cached for this path belonged to a table since gone.
+		p.snaps.set(path, snap)
 		return nil
 	case errors.Is(err, delta.ErrTableExists):
 		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrTableExists, err)

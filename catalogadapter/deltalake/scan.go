@@ -113,7 +113,7 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 	}
 	var snap *delta.Snapshot
 	if version < 0 {
-		snap, err = t.Latest(ctx)
+		snap, err = p.fresh(ctx, t, tpath)
 	} else {
 		snap, err = t.At(ctx, version)
 	}

@@ -119,9 +119,8 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, readError(id.Name, err)
 	}
-	if err := delta.PrepareDuckDB(ctx, q); err != nil {
-		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: prepare DuckDB: %w", id.Name, err)
-	}
+	// describeColumns also prepares the session (delta.Prepared) for the
+	// COPY that follows: one DuckDB call less per staged epoch.
 	src, err := describeColumns(ctx, q, query)
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id.Name, err)
@@ -255,9 +254,10 @@ func arrowColumns(schema *delta.StructType, rec arrow.RecordBatch) ([]srcColumn,
 	return out, nil
 }
 
-// describeColumns asks DuckDB for the names and types query yields.
+// describeColumns asks DuckDB for the names and types query yields, and
+// applies delta.PrepareDuckDB's settings to q's session on the way.
 func describeColumns(ctx context.Context, q delta.Querier, query string) ([]srcColumn, error) {
-	rows, err := q.QueryContext(ctx, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ("+query+") AS lakesql_src)")
+	rows, err := q.QueryContext(ctx, delta.Prepared("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ("+query+") AS lakesql_src)"))
 	if err != nil {
 		return nil, fmt.Errorf("describe query: %w", err)
 	}

@@ -150,6 +150,10 @@ type CommitResult struct {
 	// checkpoint does not undo the commit; its error is in CheckpointErr.
 	Checkpointed  bool
 	CheckpointErr error
+	// Snapshot is the table at Version, derived from the snapshot committed
+	// on and the actions written, without reading the log back; nil when it
+	// could not be derived (the caller reads the table instead).
+	Snapshot *Snapshot
 }
 
 // Commit writes actions as version read.Version+1. The log entry is created
@@ -185,6 +189,14 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
 	}
 	res := CommitResult{Version: version, Time: now}
+	// Put-if-absent won, so version is exactly s plus this entry. It is
+	// parsed back rather than reused, so the snapshot holds what readers
+	// read and none of the caller's memory.
+	if written, err := ParseActions(data); err == nil {
+		if next, err := s.advance(s.table, []Commit{{Version: version, Actions: written}}, entryIdent(data)); err == nil {
+			res.Snapshot = next
+		}
+	}
 	interval, _ := checkpointInterval(s.Metadata.Configuration)
 	if !opts.NoCheckpoint && version%interval == 0 {
 		res.CheckpointErr = s.table.Checkpoint(ctx, version)

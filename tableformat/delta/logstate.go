@@ -64,6 +64,7 @@ func (st *logState) snapshot(t *Table, seg segment) *Snapshot {
 		Protocol:          *st.protocol,
 		CheckpointVersion: seg.checkpointVersion,
 		table:             t,
+		byKey:             st.files,
 		txns:              st.txns,
 		domains:           st.domains,
 	}

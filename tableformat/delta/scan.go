@@ -306,13 +306,24 @@ func (t *Table) filePath(p string) (string, error) {
 	return t.store.LocalPath(rel), nil
 }
 
+// prepareSQL is what PrepareDuckDB runs. SET GLOBAL covers the sessions
+// without a TimeZone of their own, but not one that has one (a plain SET
+// TimeZone is session-wide): SET SESSION covers the session at hand.
+const prepareSQL = "SET GLOBAL TimeZone = 'UTC'; SET SESSION TimeZone = 'UTC'"
+
 // PrepareDuckDB sets the session options ScanSQL relies on.
 func PrepareDuckDB(ctx context.Context, db interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }) error {
-	_, err := db.ExecContext(ctx, "SET GLOBAL TimeZone = 'UTC'")
+	_, err := db.ExecContext(ctx, prepareSQL)
 	return err
 }
+
+// Prepared returns query preceded by PrepareDuckDB's settings, to run in
+// one call where a statement follows anyway: DuckDB runs the statements in
+// order on one connection and returns the last one's rows, and each call
+// saved is a round trip through database/sql and cgo.
+func Prepared(query string) string { return prepareSQL + "; " + query }
 
 // Scan streams the snapshot's rows as Arrow record batches, read by DuckDB
 // on conn. The caller releases the reader and keeps conn open until then.

@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,8 @@ import (
 )
 
 // Table is a Delta table at one location. It holds no state besides its
-// storage: every snapshot is read fresh from the log.
+// storage: every snapshot is read fresh from the log (Update reuses one the
+// caller kept, after checking it against the log).
 type Table struct {
 	store Storage
 }
@@ -34,12 +36,23 @@ type Snapshot struct {
 	// CheckpointVersion is the checkpoint replay started from, or -1.
 	CheckpointVersion int64
 
-	table      *Table
-	schema     *StructType // parsed lazily by Schema
-	files      []*Add      // active files, sorted by path
+	// A snapshot is shared (a provider keeps the last one per table), so
+	// nothing below changes once it is returned.
+	table  *Table
+	schema *StructType // parsed by Schema before the snapshot is returned
+	files  []*Add      // active files, sorted by path
+	// byKey is files keyed as replay reconciles them, so Update and Commit
+	// can derive the next version's state without re-keying every file.
+	byKey map[string]*Add
+	// tombstones are complete only in a snapshot read for a checkpoint
+	// (withTombstones); elsewhere they are partial and unused.
 	tombstones []*Remove
 	txns       map[string]Txn
 	domains    map[string]DomainMetadata
+	// ident is the SHA-256 of the log entry of Version, or nil when it
+	// could not be read. Update compares it with the entry now in storage to
+	// tell that the table was not deleted and created again meanwhile.
+	ident *[sha256.Size]byte
 }
 
 // Files returns the active data files, sorted by path.
@@ -105,6 +118,7 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 		return nil, err
 	}
 	st := newLogState(filepath.ToSlash(t.store.LocalPath("")))
+	var last []byte // the log entry of seg.version, for the snapshot's ident
 	if len(seg.checkpoint) > 0 {
 		actions, err := t.readCheckpoint(ctx, seg.checkpoint, !withTombstones)
 		if err != nil {
@@ -124,6 +138,16 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 			return nil, fmt.Errorf("commit %d: %w", c.version, err)
 		}
 		st.apply(actions)
+		last = data
+	}
+	haveLast := len(seg.commits) > 0
+	if !haveLast {
+		// Replay started at a checkpoint of the very version, whose entry
+		// log cleanup keeps. If it cannot be read, the snapshot has no
+		// ident and Update replays in full.
+		if data, err := t.store.Get(ctx, commitKey(seg.version)); err == nil {
+			last, haveLast = data, true
+		}
 	}
 	if st.metadata == nil {
 		return nil, corrupt("no metaData action up to version %d", seg.version)
@@ -132,6 +156,9 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 		return nil, corrupt("no protocol action up to version %d", seg.version)
 	}
 	snap := st.snapshot(t, seg)
+	if haveLast {
+		snap.ident = entryIdent(last)
+	}
 	if err := checkReadable(snap.Protocol, snap.Metadata); err != nil {
 		return nil, err
 	}

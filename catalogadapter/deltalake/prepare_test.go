@@ -1,0 +1,84 @@
+package deltalake
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+)
+
+// TestSessionTimeZone: StageSQL and ScanSQL switch the session they are
+// given to UTC even when it has a TimeZone of its own (a plain SET
+// TimeZone is per session, and SET GLOBAL does not override it), and rows
+// staged from such a session keep their instants, partition value included.
+func TestSessionTimeZone(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	p := New(db, testOptions(&fakeClock{now: t0}))
+	id := newTable(t, p, catalogadapter.TableDef{PartitionSpec: catalogadapter.PartitionSpec{
+		Fields: []catalogadapter.PartitionField{{Name: "ts", Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}}}}})
+	zone := func(c *sql.Conn) string {
+		t.Helper()
+		var z string
+		if err := c.QueryRowContext(ctx, "SELECT current_setting('TimeZone')").Scan(&z); err != nil {
+			t.Fatal(err)
+		}
+		return z
+	}
+	newYork := func(c *sql.Conn) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, "SET TimeZone = 'America/New_York'"); err != nil {
+			t.Fatal(err)
+		}
+		if z := zone(c); z != "America/New_York" {
+			t.Fatalf("session zone %q", z)
+		}
+	}
+	buf, err := openDB(t).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Close()
+	newYork(buf)
+	r, err := p.StageSQL(ctx, id, buf, "SELECT 7::BIGINT AS id, TIMESTAMPTZ '2025-01-01 00:30:00+00' AS ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := zone(buf); z != "UTC" {
+		t.Errorf("after StageSQL the session zone is %q, want UTC", z)
+	}
+	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{r}, catalogadapter.CommitOptions{Epoch: -1}); err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2025, 1, 1, 0, 30, 0, 0, time.UTC)
+	_, files, err := p.Files(ctx, id)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("files %v %v", files, err)
+	}
+	if pv, ok := files[0].Partition["ts"].(time.Time); !ok || !pv.Equal(want) {
+		t.Errorf("partition value %v, want %v", files[0].Partition["ts"], want)
+	}
+
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	newYork(conn)
+	q, err := p.ScanSQL(ctx, id, conn, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := zone(conn); z != "UTC" {
+		t.Errorf("after ScanSQL the session zone is %q, want UTC", z)
+	}
+	var got time.Time
+	if err := conn.QueryRowContext(ctx, "SELECT ts FROM ("+q+")").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) {
+		t.Errorf("read back %v, want %v", got, want)
+	}
+}
