@@ -20,7 +20,10 @@ type gmsKind struct {
 	kind  *goerrors.Kind
 	code  int
 	state string
-	msg   *regexp.Regexp
+	// msg matches the kind's messages; nil when its format has too little
+	// text of its own to tell it from other errors (ErrSyntaxError is
+	// just "%s"): such a kind is recognised by Is only.
+	msg *regexp.Regexp
 }
 
 var gmsKinds = []*gmsKind{
@@ -28,14 +31,22 @@ var gmsKinds = []*gmsKind{
 	{kind: gms.ErrSyntaxError, code: mysql.ERParseError, state: mysql.SSClientError},
 }
 
+// minLiteral is how many characters of its own a kind's format needs for
+// its messages to be recognised by text.
+const minLiteral = 12
+
 func init() {
 	verb := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
 	for _, k := range gmsKinds {
 		parts := verb.Split(k.kind.Message, -1)
+		literal := 0
 		for i, p := range parts {
+			literal += len(strings.TrimSpace(p))
 			parts[i] = regexp.QuoteMeta(p)
 		}
-		k.msg = regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)
+		if literal >= minLiteral {
+			k.msg = regexp.MustCompile(`^` + strings.Join(parts, `.*`) + `$`)
+		}
 	}
 }
 
@@ -58,7 +69,7 @@ func ClassifyMessage(e *mysql.SQLError) *mysql.SQLError {
 		return e
 	}
 	for _, k := range gmsKinds {
-		if k.msg.MatchString(e.Message) {
+		if k.msg != nil && k.msg.MatchString(e.Message) {
 			c := *e
 			c.Num, c.State = k.code, k.state
 			return &c
