@@ -85,11 +85,11 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 		key[k] = true
 	}
 	var out gms.Schema
-	declared := lengthLimits(h.def)
+	declared := columnRules(h.def)
 	precisions := fractionDigits(h.def)
-	h.limits = h.limits[:0]
+	h.rules = h.rules[:0]
 	for _, f := range s.Schema().Fields() {
-		h.limits = append(h.limits, declared[f.Name])
+		h.rules = append(h.rules, declared[f.Name])
 		t, err := gmsType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
@@ -287,9 +287,9 @@ func (i *inserter) StatementComplete(ctx *gms.Context) error {
 func (i *inserter) Insert(ctx *gms.Context, row gms.Row) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	for c, l := range i.t.h.limits {
+	for c, r := range i.t.h.rules {
 		if c < len(row) {
-			if err := l.check(row[c], i.t.schema[c].Name, len(i.rows)+1); err != nil {
+			if err := r.check(row[c], i.t.schema[c].Name, len(i.rows)+1); err != nil {
 				err = fmt.Errorf("sink %s: %w", i.t.h.rec.Name, err)
 				if s, ok := ctx.Session.(*Session); ok {
 					s.fail(err)

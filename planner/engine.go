@@ -149,8 +149,8 @@ type sinkHandle struct {
 	openMu  sync.Mutex
 	sink    *sqlsink.Sink
 	gschema gms.Schema
-	// limits are the declared lengths of gschema's columns (lengths.go).
-	limits []lengthLimit
+	// rules are what gschema's columns' declared types require (columnrules.go).
+	rules []columnRule
 }
 
 // open returns the opened sink, opening it on first use.

@@ -701,3 +701,36 @@ func TestRefusedFirstWriteOpensNoEpoch(t *testing.T) {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 }
+
+// The declared type's rules hold where the table's type is wider: integer
+// ranges (1264), BOOLEAN as 0 or 1, JSON text (3140), TEXT byte limits;
+// ON DUPLICATE KEY UPDATE is refused rather than ignored; a DECIMAL scale
+// beyond MySQL's 30 is refused at CREATE.
+func TestDeclaredTypeRules(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, `CREATE SINK r INTO DELTA 'lake/r' (id BIGINT NOT NULL, tu TINYINT UNSIGNED, mi MEDIUMINT,
+		iu INT UNSIGNED, b BOOLEAN, j JSON, tt TINYTEXT, PRIMARY KEY (id)) WITH (mode = 'upsert')`)
+	for q, want := range map[string]int{
+		"INSERT INTO r (id, tu) VALUES (1, -1)":                               1264,
+		"INSERT INTO r (id, tu) VALUES (1, 256)":                              1264,
+		"INSERT INTO r (id, mi) VALUES (1, 8388608)":                          1264,
+		"INSERT INTO r (id, iu) VALUES (1, 4294967296)":                       1264,
+		"INSERT INTO r (id, iu) VALUES (1, -1)":                               1264,
+		"INSERT INTO r (id, b) VALUES (1, 2)":                                 1264,
+		"INSERT INTO r (id, j) VALUES (1, 'not json')":                        3140,
+		"INSERT INTO r (id, tt) VALUES (1, REPEAT('x', 256))":                 1406,
+		"INSERT INTO r (id, tu) VALUES (1, 1) ON DUPLICATE KEY UPDATE tu = 2": 1235,
+		"CREATE SINK d INTO DELTA 'lake/d' (n DECIMAL(38,31))":                1210,
+	} {
+		_, err := te.e.Exec(context.Background(), s, q)
+		if got := MySQLError(err); got == nil || got.Num != want {
+			t.Errorf("%s: MySQL error %v, want %d", q, got, want)
+		}
+	}
+	te.exec(s, `INSERT INTO r VALUES (1, 255, -8388608, 4294967295, 1, '{"a": [1, 2]}', REPEAT('x', 255))`)
+	got := te.rows(s, "SELECT tu, mi, iu, b, j FROM r")
+	if len(got) != 1 || fmt.Sprint(got[0][:3]) != "[255 -8388608 4294967295]" {
+		t.Errorf("edge values read back as %v", got)
+	}
+}

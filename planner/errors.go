@@ -42,6 +42,10 @@ func MySQLError(err error) *mysql.SQLError {
 		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
 	case errors.Is(err, ErrDataTooLong):
 		code, state = mysql.ERDataTooLong, mysql.SSDataTooLong
+	case errors.Is(err, ErrOutOfRange):
+		code, state = mysql.ERWarnDataOutOfRange, mysql.SSDataOutOfRange
+	case errors.Is(err, ErrInvalidJSON):
+		code, state = erInvalidJSONText, "22032"
 	case errors.Is(err, errSinkBusy):
 		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
 	default:
@@ -53,6 +57,9 @@ func MySQLError(err error) *mysql.SQLError {
 	}
 	return mysql.NewSQLError(code, state, "%s", err.Error())
 }
+
+// erInvalidJSONText is MySQL's ER_INVALID_JSON_TEXT, which vitess does not name.
+const erInvalidJSONText = 3140
 
 // errSinkBusy marks a sink that another transaction held too long.
 var errSinkBusy = errors.New("sink is in use by another transaction")

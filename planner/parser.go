@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -73,6 +74,9 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 		// The sinks show _op while an INSERT that names it is planned.
 		sess.changelog.Store(namesOpColumn(query))
 	}
+	if err := refuseOnDuplicate(query); err != nil {
+		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
+	}
 	if w, _ := leadingWord(query, 0); keywordIs(w, "SELECT") && !p.engine.noRoute(gctx) {
 		plan, err := p.engine.planDuck(gctx, query)
 		if err != nil {
@@ -86,11 +90,28 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	return nil, false, nil
 }
 
+// refuseOnDuplicate refuses INSERT ... ON DUPLICATE KEY UPDATE: a sink
+// holds no index to find the duplicate by, and go-mysql-server would
+// insert the row as written, silently.
+func refuseOnDuplicate(query string) error {
+	if w, _ := leadingWord(query, 0); !keywordIs(w, "INSERT") || !strings.Contains(strings.ToUpper(query), "DUPLICATE") {
+		return nil
+	}
+	st, err := gms.GlobalParser.ParseSimple(query)
+	if err != nil {
+		return nil
+	}
+	if ins, ok := st.(*ast.Insert); ok && len(ins.OnDup) > 0 {
+		return fmt.Errorf("%w: INSERT ... ON DUPLICATE KEY UPDATE (an upsert sink's INSERT replaces rows by key; use the _op column to change them)", ErrNotSupported)
+	}
+	return nil
+}
+
 // lakesqlNode runs one of lakesql's own statements.
 type lakesqlNode struct {
 	engine *Engine
 	st     Statement
-	err    error // the statement did not parse
+	err    error // the statement did not parse, or is refused
 }
 
 var (

@@ -198,7 +198,7 @@ var validCases = []struct {
 		name: "type spellings",
 		sql: "CREATE SINK s INTO DELTA 'x' (a INT(11), b TINYINT(1), c DOUBLE PRECISION, d DECIMAL, e NUMERIC(5), f FLOAT(30), " +
 			"g INT UNSIGNED, h INTEGER SIGNED, i float(10), j char, k nchar(3), l REAL, m mediumint unsigned, n TINYINT(1) UNSIGNED, " +
-			"o TIMESTAMP(6), p bool, q INTEGER(10) UNSIGNED, r fixed(38,38), t nvarchar(5))",
+			"o TIMESTAMP(6), p bool, q INTEGER(10) UNSIGNED, r fixed(38,30), t nvarchar(5))",
 		want: &CreateSink{
 			Name: "s", Format: FormatDelta, Location: "x",
 			Columns: []ColumnDef{
@@ -219,7 +219,7 @@ var validCases = []struct {
 				col("o", "TIMESTAMP(6)", tsUTC),
 				col("p", "BOOLEAN", arrow.FixedWidthTypes.Boolean),
 				col("q", "INT UNSIGNED", arrow.PrimitiveTypes.Int64),
-				col("r", "DECIMAL(38,38)", dec(38, 38)),
+				col("r", "DECIMAL(38,30)", dec(38, 30)),
 				col("t", "VARCHAR(5)", arrow.BinaryTypes.String),
 			},
 		},

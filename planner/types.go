@@ -24,6 +24,10 @@ var ErrUnsupportedType = errors.New("unsupported column type")
 // allows 65, but Delta and Iceberg decimals stop at 38 digits.
 const MaxDecimalPrecision = 38
 
+// MaxDecimalScale is the largest DECIMAL scale, MySQL's (and so
+// go-mysql-server's) limit.
+const MaxDecimalScale = 30
+
 // maxFraction is the largest number of fractional-second digits MySQL allows
 // in DATETIME(p) and TIMESTAMP(p); Arrow stores them all at microseconds.
 const maxFraction = 6
@@ -120,28 +124,28 @@ var (
 var typeRules = []typeRule{
 	{names: []string{"BOOLEAN", "BOOL"}, params: paramNone, arrow: arrow.FixedWidthTypes.Boolean,
 		mysql: "BOOLEAN, BOOL, TINYINT(1)", example: "BOOLEAN", arrowName: "boolean", delta: "boolean", iceberg: "boolean",
-		notes: "TINYINT(1) is how MySQL spells a boolean, so it is one here too; TINYINT(1) UNSIGNED stays an integer"},
+		notes: "TINYINT(1) is how MySQL spells a boolean, so it is one here too: 0 and 1 only (1264 otherwise); TINYINT(1) UNSIGNED stays an integer"},
 	{names: []string{"TINYINT"}, params: paramWidth, arrow: arrow.PrimitiveTypes.Int8,
 		mysql: "TINYINT", example: "TINYINT", arrowName: "int8", delta: "byte", iceberg: "int",
 		notes: "Iceberg has no 8-bit integer"},
 	{names: []string{"TINYINT"}, sign: unsignedOnly, params: paramWidth, arrow: arrow.PrimitiveTypes.Int16,
 		mysql: "TINYINT UNSIGNED", example: "TINYINT UNSIGNED", arrowName: "int16", delta: "short", iceberg: "int",
-		notes: "widened so that 0..255 fits"},
+		notes: "widened so that 0..255 fits; values outside it are refused (1264)"},
 	{names: []string{"SMALLINT"}, params: paramWidth, arrow: arrow.PrimitiveTypes.Int16,
 		mysql: "SMALLINT", example: "SMALLINT", arrowName: "int16", delta: "short", iceberg: "int",
 		notes: "Iceberg has no 16-bit integer"},
 	{names: []string{"SMALLINT"}, sign: unsignedOnly, params: paramWidth, arrow: arrow.PrimitiveTypes.Int32,
 		mysql: "SMALLINT UNSIGNED", example: "SMALLINT UNSIGNED", arrowName: "int32", delta: "integer", iceberg: "int",
-		notes: "widened so that 0..65535 fits"},
+		notes: "widened so that 0..65535 fits; values outside it are refused (1264)"},
 	{names: []string{"MEDIUMINT"}, sign: eitherSign, params: paramWidth, arrow: arrow.PrimitiveTypes.Int32,
 		mysql: "MEDIUMINT [UNSIGNED]", example: "MEDIUMINT UNSIGNED", arrowName: "int32", delta: "integer", iceberg: "int",
-		notes: "both ranges fit 32 bits"},
+		notes: "both ranges fit 32 bits; values outside MySQL's range are refused (1264)"},
 	{names: []string{"INT", "INTEGER"}, params: paramWidth, arrow: arrow.PrimitiveTypes.Int32,
 		mysql: "INT, INTEGER", example: "INT", arrowName: "int32", delta: "integer", iceberg: "int",
 		notes: "a display width such as INT(11) is accepted and ignored, as in MySQL 8"},
 	{names: []string{"INT", "INTEGER"}, sign: unsignedOnly, params: paramWidth, arrow: arrow.PrimitiveTypes.Int64,
 		mysql: "INT UNSIGNED, INTEGER UNSIGNED", example: "INT UNSIGNED", arrowName: "int64", delta: "long", iceberg: "long",
-		notes: "widened so that 0..4294967295 fits"},
+		notes: "widened so that 0..4294967295 fits; values outside it are refused (1264)"},
 	{names: []string{"BIGINT"}, params: paramWidth, arrow: arrow.PrimitiveTypes.Int64,
 		mysql: "BIGINT", example: "BIGINT", arrowName: "int64", delta: "long", iceberg: "long"},
 	{names: []string{"FLOAT"}, params: paramFloat, arrow: arrow.PrimitiveTypes.Float32,
@@ -154,7 +158,7 @@ var typeRules = []typeRule{
 		arrow: &arrow.Decimal128Type{Precision: 10, Scale: 2},
 		mysql: "DECIMAL(p,s), NUMERIC(p,s), DEC(p,s), FIXED(p,s)", example: "DECIMAL(10,2)", arrowName: "decimal128(p, s)",
 		delta: "decimal(p,s)", iceberg: "decimal(p,s)",
-		notes: fmt.Sprintf("(p) means (p,0) and no parameters (10,0); p ≤ %d", MaxDecimalPrecision)},
+		notes: fmt.Sprintf("(p) means (p,0) and no parameters (10,0); p ≤ %d, s ≤ %d", MaxDecimalPrecision, MaxDecimalScale)},
 	{names: []string{"CHAR", "NCHAR"}, params: paramLengthOptional, arrow: arrow.BinaryTypes.String,
 		mysql: "CHAR(n), NCHAR(n)", example: "CHAR(2)", arrowName: "utf8", delta: "string", iceberg: "string",
 		notes: "the table stores a plain string; lakesql checks the length in characters (1406 when longer), as MySQL's strict mode does"},
@@ -162,16 +166,19 @@ var typeRules = []typeRule{
 		mysql: "VARCHAR(n), NVARCHAR(n)", example: "VARCHAR(16)", arrowName: "utf8", delta: "string", iceberg: "string",
 		notes: "the table stores a plain string; lakesql checks the length in characters (1406 when longer), as MySQL's strict mode does"},
 	{names: []string{"TEXT"}, params: paramLengthOptional, arrow: arrow.BinaryTypes.String,
-		mysql: "TEXT[(n)]", example: "TEXT", arrowName: "utf8", delta: "string", iceberg: "string"},
+		mysql: "TEXT[(n)]", example: "TEXT", arrowName: "utf8", delta: "string", iceberg: "string",
+		notes: "at most 65535 bytes (TEXT(n): the smallest TEXT type that holds n characters); longer values are refused (1406)"},
 	{names: []string{"TINYTEXT"}, params: paramNone, arrow: arrow.BinaryTypes.String,
-		mysql: "TINYTEXT", example: "TINYTEXT", arrowName: "utf8", delta: "string", iceberg: "string"},
+		mysql: "TINYTEXT", example: "TINYTEXT", arrowName: "utf8", delta: "string", iceberg: "string",
+		notes: "at most 255 bytes; longer values are refused (1406)"},
 	{names: []string{"MEDIUMTEXT"}, params: paramNone, arrow: arrow.BinaryTypes.String,
-		mysql: "MEDIUMTEXT", example: "MEDIUMTEXT", arrowName: "utf8", delta: "string", iceberg: "string"},
+		mysql: "MEDIUMTEXT", example: "MEDIUMTEXT", arrowName: "utf8", delta: "string", iceberg: "string",
+		notes: "at most 16777215 bytes; longer values are refused (1406)"},
 	{names: []string{"LONGTEXT"}, params: paramNone, arrow: arrow.BinaryTypes.String,
 		mysql: "LONGTEXT", example: "LONGTEXT", arrowName: "utf8", delta: "string", iceberg: "string"},
 	{names: []string{"JSON"}, params: paramNone, arrow: arrow.BinaryTypes.String,
 		mysql: "JSON", example: "JSON", arrowName: "utf8", delta: "string", iceberg: "string",
-		notes: "stored as its JSON text"},
+		notes: "stored as its JSON text; text that is not JSON is refused (3140)"},
 	{names: []string{"BINARY"}, params: paramLengthOptional, arrow: arrow.BinaryTypes.Binary,
 		mysql: "BINARY(n)", example: "BINARY(16)", arrowName: "binary", delta: "binary", iceberg: "binary",
 		notes: "the table stores plain binary; lakesql checks the length in bytes (1406 when longer); BINARY values are not padded"},
@@ -179,11 +186,14 @@ var typeRules = []typeRule{
 		mysql: "VARBINARY(n)", example: "VARBINARY(255)", arrowName: "binary", delta: "binary", iceberg: "binary",
 		notes: "the table stores plain binary; lakesql checks the length in bytes (1406 when longer); BINARY values are not padded"},
 	{names: []string{"BLOB"}, params: paramLengthOptional, arrow: arrow.BinaryTypes.Binary,
-		mysql: "BLOB[(n)]", example: "BLOB", arrowName: "binary", delta: "binary", iceberg: "binary"},
+		mysql: "BLOB[(n)]", example: "BLOB", arrowName: "binary", delta: "binary", iceberg: "binary",
+		notes: "at most 65535 bytes (BLOB(n): the smallest BLOB type that holds n bytes); longer values are refused (1406)"},
 	{names: []string{"TINYBLOB"}, params: paramNone, arrow: arrow.BinaryTypes.Binary,
-		mysql: "TINYBLOB", example: "TINYBLOB", arrowName: "binary", delta: "binary", iceberg: "binary"},
+		mysql: "TINYBLOB", example: "TINYBLOB", arrowName: "binary", delta: "binary", iceberg: "binary",
+		notes: "at most 255 bytes; longer values are refused (1406)"},
 	{names: []string{"MEDIUMBLOB"}, params: paramNone, arrow: arrow.BinaryTypes.Binary,
-		mysql: "MEDIUMBLOB", example: "MEDIUMBLOB", arrowName: "binary", delta: "binary", iceberg: "binary"},
+		mysql: "MEDIUMBLOB", example: "MEDIUMBLOB", arrowName: "binary", delta: "binary", iceberg: "binary",
+		notes: "at most 16777215 bytes; longer values are refused (1406)"},
 	{names: []string{"LONGBLOB"}, params: paramNone, arrow: arrow.BinaryTypes.Binary,
 		mysql: "LONGBLOB", example: "LONGBLOB", arrowName: "binary", delta: "binary", iceberg: "binary"},
 	{names: []string{"DATE"}, params: paramNone, arrow: arrow.FixedWidthTypes.Date32,
@@ -349,6 +359,9 @@ func (r *typeRule) resolve(written string, args []uint32, unsigned bool) (string
 		}
 		if s > p {
 			return "", nil, refuse(ErrInvalidDefinition, "DECIMAL scale %d is larger than its precision %d", s, p)
+		}
+		if s > MaxDecimalScale {
+			return "", nil, refuse(ErrInvalidDefinition, "DECIMAL scale %d is more than %d, the most MySQL allows", s, MaxDecimalScale)
 		}
 		return fmt.Sprintf("DECIMAL(%d,%d)", p, s), &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, nil
 	case paramFloat:

@@ -29,16 +29,17 @@ var ErrBadOp = errors.New("invalid changelog _op")
 
 // OpError names the row and the value that made a batch invalid.
 type OpError struct {
-	Row   int
+	Row int // 0-based index in the batch; the message counts from 1, as MySQL does
+
 	Value string
 	Null  bool
 }
 
 func (e *OpError) Error() string {
 	if e.Null {
-		return fmt.Sprintf("%v: row %d has a NULL _op", ErrBadOp, e.Row)
+		return fmt.Sprintf("%v: row %d has a NULL _op", ErrBadOp, e.Row+1)
 	}
-	return fmt.Sprintf("%v: row %d has _op %q (expected one of I, U, +U, r, c, D, -D, U-, -U)", ErrBadOp, e.Row, e.Value)
+	return fmt.Sprintf("%v: row %d has _op %q (expected one of I, U, +U, r, c, D, -D, U-, -U)", ErrBadOp, e.Row+1, e.Value)
 }
 
 // Unwrap lets errors.Is(err, ErrBadOp) match.
