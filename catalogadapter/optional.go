@@ -71,3 +71,15 @@ type EpochRecorder interface {
 type Discarder interface {
 	Discard(ctx context.Context, id TableIdent, receipts []Receipt) error
 }
+
+// RowDeltaStager stages an upsert epoch as a row delta: equality deletes
+// on the key columns plus the new rows, committed together, instead of
+// rewriting the files that hold the keys (Iceberg).
+type RowDeltaStager interface {
+	// StageRowDelta stages the rows of keysQuery (the key columns of every
+	// row the epoch upserts or deletes) as equality deletes, and the rows
+	// of rowsQuery as data, both run on q. It fails with an error wrapping
+	// ErrUnsupported when the table cannot take equality deletes on key;
+	// the caller then rewrites files instead.
+	StageRowDelta(ctx context.Context, id TableIdent, q Querier, key []string, keysQuery, rowsQuery string) ([]Receipt, error)
+}

@@ -2,17 +2,22 @@ package sqlsink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter"
 )
 
-// mergeUpsert stages an upsert epoch as copy-on-write:
+// mergeUpsert stages an upsert epoch:
 //  1. collapse the buffer per key, last arrival wins;
-//  2. find the table files that can hold those keys: prune by min/max
+//  2. a backend that takes row deltas (catalogadapter.RowDeltaStager, e.g.
+//     Iceberg) gets the epoch's keys as equality deletes plus the rows
+//     that upsert, and nothing is rewritten; otherwise, or when it cannot
+//     serve the key, copy-on-write:
+//  3. find the table files that can hold those keys: prune by min/max
 //     statistics of the first key column, then check for real;
-//  3. stage one set of files holding those files' rows without the keys,
+//  4. stage one set of files holding those files' rows without the keys,
 //     plus the collapsed rows that upsert.
 //
 // The returned removes name the rewritten files; they and the receipts go
@@ -41,6 +46,18 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 	}
 	if n == 0 {
 		return nil, nil, nil
+	}
+	if rd, ok := s.cfg.Provider.(catalogadapter.RowDeltaStager); ok {
+		receipts, err := rd.StageRowDelta(ctx, s.cfg.Table, q, s.cfg.Key,
+			"SELECT "+keyList+" FROM collapsed",
+			fmt.Sprintf("SELECT %s FROM collapsed WHERE %s = %d", b.selectList(), opBufCol, OpUpsert))
+		if err == nil {
+			return receipts, nil, nil
+		}
+		if !errors.Is(err, catalogadapter.ErrUnsupported) {
+			return nil, nil, err
+		}
+		// The table cannot take equality deletes on this key: rewrite files.
 	}
 	scanner := s.cfg.Provider.(catalogadapter.Scanner)
 	version, files, err := scanner.Files(ctx, s.cfg.Table)

@@ -1,0 +1,290 @@
+package apacheiceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	ice "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
+)
+
+// SummaryOperation names the sink operation (WRITE, MERGE) in the
+// snapshot summary, next to the epoch record.
+const SummaryOperation = "lakesql.operation"
+
+// Commit implements catalogadapter.Provider with our own retry loop, since
+// iceberg-go's SQL, Hive and Hadoop catalogs do not retry a lost race.
+// Each attempt
+//  1. loads the table afresh;
+//  2. checks the exactly-once record: when the main branch already holds
+//     this writer's epoch (or a later one) the commit is skipped; when it
+//     is this very call's snapshot (an attempt whose answer was lost), it
+//     succeeded;
+//  3. re-validates: staged files must still fit the table's partition spec
+//     and schema, files to remove must still be live (else ErrConflict: the
+//     caller redoes its merge); blind appends and equality-delete row
+//     deltas need nothing more;
+//  4. commits one snapshot pinned to the head it loaded
+//     (AssertRefSnapshotID), and on a lost race backs off and goes round
+//     again, at most MaxRetries times, then gives up with ErrConflict.
+func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt, opts catalogadapter.CommitOptions) (catalogadapter.CommitOutcome, error) {
+	fail := func(err error) (catalogadapter.CommitOutcome, error) {
+		err = mapErr(p.cat.Scrub(err))
+		if opts.Epoch >= 0 && opts.WriterID != "" {
+			return catalogadapter.CommitOutcome{}, fmt.Errorf("commit epoch %d of %q to %s: %w", opts.Epoch, opts.WriterID, id, err)
+		}
+		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", id, err)
+	}
+	ident, err := identifier(id)
+	if err != nil {
+		return fail(err)
+	}
+	staged, err := decodeReceipts(receipts)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkRemoves(opts.Removes, staged); err != nil {
+		return fail(err)
+	}
+	recordEpoch := opts.Epoch >= 0 && opts.WriterID != ""
+	commitID := uuid.NewString()
+	summary := map[string]string{}
+	if recordEpoch {
+		summary = icetable.EpochSummary(opts.WriterID, opts.Epoch, commitID)
+	}
+	if opts.Operation != "" {
+		summary[SummaryOperation] = opts.Operation
+	}
+	maxRetries := opts.MaxRetries
+	if maxRetries <= 0 {
+		maxRetries = p.opts.MaxRetries
+	}
+	for attempt := 0; ; attempt++ {
+		tbl, err := p.cat.LoadTable(ctx, ident)
+		if err != nil {
+			return fail(err)
+		}
+		if recordEpoch {
+			if out, done, err := landed(tbl, opts, commitID, attempt); err != nil || done {
+				if err != nil {
+					return fail(err)
+				}
+				return out, nil
+			}
+		}
+		change := icetable.Change{Removes: opts.Removes, Summary: summary, CheckDuplicates: !recordEpoch}
+		for _, s := range staged {
+			df, err := s.File(tbl.Metadata())
+			if err != nil {
+				return fail(err)
+			}
+			if df.ContentType() == ice.EntryContentData {
+				change.Adds = append(change.Adds, df)
+			} else {
+				change.Deletes = append(change.Deletes, df)
+			}
+		}
+		if p.beforeCommit != nil {
+			p.beforeCommit(attempt)
+		}
+		// A cancelled caller gets no commit: decide before the point of no return.
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		next, err := icetable.Commit(ctx, tbl, change)
+		if err == nil {
+			s := next.CurrentSnapshot()
+			return catalogadapter.CommitOutcome{Version: s.SnapshotID, CommitTime: time.UnixMilli(s.TimestampMs).UTC(), Retries: attempt}, nil
+		}
+		switch {
+		case errors.Is(err, icetable.ErrFileRemoved):
+			return fail(err)
+		case errors.Is(err, icetable.ErrConflict):
+			if attempt >= maxRetries {
+				return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
+			}
+			if err := sleep(ctx, p.backoff(attempt)); err != nil {
+				return fail(fmt.Errorf("retry after a lost race: %w", err))
+			}
+			continue
+		}
+		// The outcome is unknown (the catalog may have taken the commit
+		// before failing): the exactly-once record tells.
+		if recordEpoch {
+			if again, lerr := p.cat.LoadTable(context.WithoutCancel(ctx), ident); lerr == nil {
+				if rec, ok, _ := icetable.LastEpoch(again.Metadata(), opts.WriterID); ok && rec.CommitID == commitID {
+					s := again.SnapshotByID(rec.SnapshotID)
+					return catalogadapter.CommitOutcome{Version: s.SnapshotID, CommitTime: time.UnixMilli(s.TimestampMs).UTC(), Retries: attempt}, nil
+				}
+			}
+		}
+		return fail(err)
+	}
+}
+
+// landed checks the exactly-once record before an attempt: done is true
+// when the table already holds the epoch, as this call's own snapshot (a
+// success) or as another run's (a skip).
+func landed(tbl *table.Table, opts catalogadapter.CommitOptions, commitID string, attempt int) (catalogadapter.CommitOutcome, bool, error) {
+	rec, ok, err := icetable.LastEpoch(tbl.Metadata(), opts.WriterID)
+	if err != nil || !ok || rec.Epoch < opts.Epoch {
+		return catalogadapter.CommitOutcome{}, false, err
+	}
+	s := tbl.SnapshotByID(rec.SnapshotID)
+	out := catalogadapter.CommitOutcome{Version: tbl.CurrentSnapshot().SnapshotID, Retries: attempt, Skipped: rec.CommitID != commitID}
+	if !out.Skipped {
+		out.Version, out.CommitTime = s.SnapshotID, time.UnixMilli(s.TimestampMs).UTC()
+	}
+	return out, true, nil
+}
+
+// checkRemoves refuses empty or duplicate removal paths, a file both added
+// and removed, and removals together with equality deletes.
+func checkRemoves(removes []string, staged []icetable.StagedFile) error {
+	seen := map[string]bool{}
+	for _, r := range removes {
+		if r == "" || seen[r] {
+			return fmt.Errorf("%w: empty or repeated file %q to remove", catalogadapter.ErrInvalid, r)
+		}
+		seen[r] = true
+	}
+	for _, s := range staged {
+		if seen[s.Path] {
+			return fmt.Errorf("%w: file %s is both added and removed", catalogadapter.ErrInvalid, s.Path)
+		}
+		if s.Content != icetable.ContentData && len(removes) > 0 {
+			return fmt.Errorf("%w: a commit cannot both remove data files and add delete files", catalogadapter.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// backoff is exponential from BaseBackoff, capped at MaxBackoff, with
+// jitter in [d/2, d] so racing writers spread out.
+func (p *Provider) backoff(attempt int) time.Duration {
+	d := p.opts.BaseBackoff
+	for i := 0; i < attempt && d < p.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	if d > p.opts.MaxBackoff {
+		d = p.opts.MaxBackoff
+	}
+	half := d / 2
+	if half <= 0 {
+		return d
+	}
+	return half + rand.N(d-half+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Discard implements catalogadapter.Discarder: it deletes staged files that
+// will not be committed. Files the current snapshot references are kept,
+// so discarding the receipts of a commit that did land loses nothing.
+func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt) error {
+	staged, err := decodeReceipts(receipts)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", id, err)
+	}
+	if len(staged) == 0 {
+		return nil
+	}
+	tbl, _, err := p.load(ctx, id)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", id, err)
+	}
+	live, err := liveFiles(ctx, tbl)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", id, err)
+	}
+	var paths []string
+	for _, s := range staged {
+		if !live[s.Path] {
+			paths = append(paths, s.Path)
+		}
+	}
+	if err := removePaths(ctx, tbl, paths); err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", id, err)
+	}
+	return nil
+}
+
+// liveFiles is every data and delete file the current snapshot uses.
+func liveFiles(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
+	out := map[string]bool{}
+	if tbl.CurrentSnapshot() == nil {
+		return out, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		out[t.File.FilePath()] = true
+		for _, group := range [][]ice.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
+			for _, d := range group {
+				out[d.FilePath()] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// removeFiles deletes files just written that will never be committed.
+func (p *Provider) removeFiles(ctx context.Context, tbl *table.Table, files []ice.DataFile) error {
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.FilePath()
+	}
+	return removePaths(ctx, tbl, paths)
+}
+
+// removePaths deletes files through the table's own file IO, so any
+// storage iceberg-go reaches works; a file already gone is no error.
+func removePaths(ctx context.Context, tbl *table.Table, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	w, ok := fsys.(iceio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("%w: the table's file IO cannot delete files", catalogadapter.ErrUnsupported)
+	}
+	var errs []error
+	for _, p := range paths {
+		if err := w.Remove(p); err != nil && !isNotExist(err) {
+			errs = append(errs, err)
+		}
+		// DuckDB's COPY writes into a directory of its own: drop it once empty.
+		if lp, err := icetable.LocalPath(p); err == nil && strings.HasPrefix(filepath.Base(filepath.Dir(lp)), "lakesql-") {
+			os.Remove(filepath.Dir(lp))
+		}
+	}
+	return errors.Join(errs...)
+}

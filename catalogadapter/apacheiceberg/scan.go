@@ -1,0 +1,130 @@
+package apacheiceberg
+
+import (
+	"context"
+	"fmt"
+
+	ice "github.com/apache/iceberg-go"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
+)
+
+// Files implements catalogadapter.Scanner: the live data files of the
+// current snapshot, by the paths Commit's Removes expects. Min and Max
+// come from the files' lower and upper bounds (numbers and strings only;
+// string bounds may be truncated, which keeps them bounds). Partition
+// holds identity partition values by column; other transforms' values
+// are not column values and are left out. Rows is -1 for a file that
+// delete files apply to.
+func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int64, []catalogadapter.DataFile, error) {
+	tbl, _, err := p.load(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return -1, nil, nil
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return 0, nil, fmt.Errorf("files of %s: %w", id, err)
+	}
+	schema := tbl.Schema()
+	identity := map[int]string{} // partition field id -> source column
+	spec := tbl.Spec()
+	for _, f := range spec.Fields() {
+		if _, ok := f.Transform.(ice.IdentityTransform); ok {
+			if name, ok := schema.FindColumnName(f.SourceID()); ok {
+				identity[f.FieldID] = name
+			}
+		}
+	}
+	seen := map[string]bool{}
+	out := make([]catalogadapter.DataFile, 0, len(tasks))
+	for _, t := range tasks {
+		f := t.File
+		if seen[f.FilePath()] {
+			continue
+		}
+		seen[f.FilePath()] = true
+		df := catalogadapter.DataFile{Path: f.FilePath(), Rows: f.Count()}
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			df.Rows = -1
+		}
+		df.Min = bounds(schema, f.LowerBoundValues())
+		df.Max = bounds(schema, f.UpperBoundValues())
+		if int(f.SpecID()) == spec.ID() {
+			for fid, v := range f.Partition() {
+				if col, ok := identity[fid]; ok {
+					if df.Partition == nil {
+						df.Partition = map[string]any{}
+					}
+					df.Partition[col] = plainValue(v)
+				}
+			}
+		}
+		out = append(out, df)
+	}
+	return snap.SnapshotID, out, nil
+}
+
+// bounds decodes top-level numeric and string bounds by column name.
+func bounds(schema *ice.Schema, raw map[int][]byte) map[string]any {
+	out := map[string]any{}
+	for _, f := range schema.Fields() {
+		b, ok := raw[f.ID]
+		if !ok {
+			continue
+		}
+		lit, err := ice.LiteralFromBytes(f.Type, b)
+		if err != nil {
+			continue
+		}
+		switch v := lit.(type) {
+		case ice.Int32Literal:
+			out[f.Name] = int64(v)
+		case ice.Int64Literal:
+			out[f.Name] = int64(v)
+		case ice.Float32Literal:
+			out[f.Name] = float64(v)
+		case ice.Float64Literal:
+			out[f.Name] = float64(v)
+		case ice.StringLiteral:
+			out[f.Name] = string(v)
+		}
+	}
+	return out
+}
+
+// plainValue keeps partition values the sink can compare (numbers,
+// strings, booleans) and turns the rest into nil, which prunes nothing.
+func plainValue(v any) any {
+	switch x := v.(type) {
+	case int32:
+		return int64(x)
+	case int64, float64, string, bool:
+		return x
+	case float32:
+		return float64(x)
+	}
+	return nil
+}
+
+// ScanSQL implements catalogadapter.Scanner: a DuckDB query over the rows
+// of a snapshot (version is its id; below 0 the current one), with delete
+// files applied, restricted to paths unless nil.
+func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, version int64, paths []string) (string, error) {
+	if q == nil {
+		return "", fmt.Errorf("scan %s: %w: nil querier", id, catalogadapter.ErrInvalid)
+	}
+	tbl, _, err := p.load(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths})
+	if err != nil {
+		return "", fmt.Errorf("scan %s: %w", id, mapErr(err))
+	}
+	return query, nil
+}

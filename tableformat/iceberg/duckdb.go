@@ -1,0 +1,129 @@
+package iceberg
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// DuckDBSelect is the SELECT list that reads the named Iceberg columns out
+// of a relation with the same column names, cast to the DuckDB types that
+// come out of DuckDB's Arrow export as the table's Arrow types.
+func DuckDBSelect(schema *ice.Schema, columns []string) (string, error) {
+	parts := make([]string, len(columns))
+	for i, c := range columns {
+		f, ok := schema.FindFieldByName(c)
+		if !ok {
+			return "", fmt.Errorf("%w: column %q is not in the table", ErrInvalid, c)
+		}
+		t, err := DuckDBType(f.Type)
+		if err != nil {
+			return "", fmt.Errorf("column %q: %w", c, err)
+		}
+		parts[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c), t, quoteIdent(c))
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// WriteQuery runs query on conn, a DuckDB connection, and writes its rows
+// as data files of tbl without committing them. The query must yield the
+// table's columns by name (DuckDBSelect builds such a list); NULLs in
+// required columns are refused.
+func WriteQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, targetFileSize int64) ([]ice.DataFile, error) {
+	var files []ice.DataFile
+	err := withArrow(ctx, conn, query, tbl.Schema(), func(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
+		var err error
+		files, err = WriteFiles(ctx, tbl, sc, recs, targetFileSize)
+		return err
+	})
+	return files, err
+}
+
+// WriteEqualityDeletesQuery runs query on conn and writes its rows, the
+// key columns EqualityColumns named, as equality-delete files of tbl
+// without committing them.
+func WriteEqualityDeletesQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, ids []int) ([]ice.DataFile, error) {
+	var files []ice.DataFile
+	err := withArrow(ctx, conn, query, tbl.Schema(), func(_ *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
+		var err error
+		files, err = WriteEqualityDeletes(ctx, tbl, ids, recs)
+		return err
+	})
+	return files, err
+}
+
+// withArrow runs query through DuckDB's Arrow export and hands fn its
+// batches, each relabelled with the table's column names and nullability
+// (DuckDB reports every column as nullable) after checking that required
+// columns hold no NULLs. Everything runs inside the connection's Raw
+// callback, as database/sql requires for driver-level use.
+func withArrow(ctx context.Context, conn *sql.Conn, query string, schema *ice.Schema,
+	fn func(*arrow.Schema, iter.Seq2[arrow.RecordBatch, error]) error) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("%w: driver connection %T is not DuckDB", ErrInvalid, dc)
+		}
+		ar, err := duckdb.NewArrowFromConn(c)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		rr, err := ar.QueryContext(ctx, query)
+		if err != nil {
+			return fmt.Errorf("run staging query: %w", err)
+		}
+		defer rr.Release()
+		sc, err := relabel(rr.Schema(), schema)
+		if err != nil {
+			return err
+		}
+		recs := func(yield func(arrow.RecordBatch, error) bool) {
+			for rr.Next() {
+				rec := rr.RecordBatch()
+				if err := checkRequired(rec, sc); err != nil {
+					yield(nil, err)
+					return
+				}
+				out := array.NewRecordBatch(sc, rec.Columns(), rec.NumRows())
+				if !yield(out, nil) {
+					return
+				}
+			}
+			if err := rr.Err(); err != nil {
+				yield(nil, fmt.Errorf("read staging query: %w", err))
+			}
+		}
+		return fn(sc, recs)
+	})
+}
+
+// relabel gives the query's Arrow schema the table's nullability.
+func relabel(got *arrow.Schema, schema *ice.Schema) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, got.NumFields())
+	for i, f := range got.Fields() {
+		tf, ok := schema.FindFieldByName(f.Name)
+		if !ok {
+			return nil, fmt.Errorf("%w: staging query yields column %q, which the table lacks", ErrInvalid, f.Name)
+		}
+		fields[i] = arrow.Field{Name: f.Name, Type: f.Type, Nullable: !tf.Required}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+func checkRequired(rec arrow.RecordBatch, sc *arrow.Schema) error {
+	for i, f := range sc.Fields() {
+		if !f.Nullable && rec.Column(i).NullN() > 0 {
+			return fmt.Errorf("%w: %d NULL value(s) in NOT NULL column %q", ErrInvalid, rec.Column(i).NullN(), f.Name)
+		}
+	}
+	return nil
+}
