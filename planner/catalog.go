@@ -6,6 +6,7 @@ package planner
 // succeeds; reading one reads the last committed version through DuckDB.
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -132,7 +133,7 @@ func gmsType(t arrow.DataType) (gms.Type, error) {
 	case *arrow.Float64Type:
 		return types.Float64, nil
 	case *arrow.Decimal128Type:
-		return types.CreateDecimalType(uint8(t.Precision), uint8(t.Scale))
+		return types.CreateColumnDecimalType(uint8(t.Precision), uint8(t.Scale)) // shown with its scale, as MySQL does
 	case *arrow.StringType, *arrow.LargeStringType:
 		return types.LongText, nil
 	case *arrow.BinaryType, *arrow.LargeBinaryType:
@@ -177,7 +178,7 @@ func (t *table) Partitions(*gms.Context) (gms.PartitionIter, error) {
 // not see its own uncommitted rows.
 func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, error) {
 	e := t.h.engine
-	scan, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: t.h.rec.Path}, e.db, -1, nil)
+	scan, err := scanSQL(ctx, t.sink, e.db)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", t.h.rec.Name, err)
 	}
@@ -196,6 +197,17 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 		return nil, fmt.Errorf("sink %s: read: %w", t.h.rec.Name, err)
 	}
 	return &scanIter{t: t, rows: rows, n: len(cols)}, nil
+}
+
+// scanSQL is a DuckDB query over the last committed version of the sink's
+// table, through the sink's own provider (Delta, or its Iceberg catalog).
+func scanSQL(ctx context.Context, s *sqlsink.Sink, q catalogadapter.Querier) (string, error) {
+	cfg := s.Config()
+	sc, ok := cfg.Provider.(catalogadapter.Scanner)
+	if !ok {
+		return "", fmt.Errorf("%w: reading a table of this backend", ErrNotSupported)
+	}
+	return sc.ScanSQL(ctx, cfg.Table, q, -1, nil)
 }
 
 // scanIter streams a sink's rows from DuckDB.

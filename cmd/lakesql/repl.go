@@ -47,6 +47,7 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/shopspring/decimal"
 
 	"github.com/lakesql/lakesql/planner"
 )
@@ -416,7 +417,7 @@ func renderTable(cols []string, types []planner.ColumnType, rows [][]any) string
 
 func isNumber(v any) bool {
 	switch v.(type) {
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64, decimal.Decimal:
 		return true
 	}
 	return false
