@@ -19,10 +19,14 @@ var sqlStates = map[int]string{
 	mysql.ERWrongValueCountOnRow:         "21S01",
 	mysql.ERDataTooLong:                  mysql.SSDataTooLong,
 	mysql.ERDataOutOfRange:               mysql.SSDataOutOfRange,
+	mysql.ERWarnDataOutOfRange:           mysql.SSDataOutOfRange,
+	mysql.ERTruncatedWrongValue:          "22007",
 	mysql.ERNotSupportedYet:              mysql.SSClientError,
 	mysql.ERAccessDeniedError:            "28000",
 	mysql.ERSPDoesNotExist:               mysql.SSClientError,
 	mysql.ERWrongNumberOfColumnsInSelect: mysql.SSWrongNumberOfColumns,
+	mysql.ERWrongValueForVar:             mysql.SSClientError,
+	mysql.ERWrongTypeForVar:              mysql.SSClientError,
 }
 
 // withMySQLState gives e MySQL's SQLSTATE for its code when it carries the
