@@ -40,6 +40,8 @@ func MySQLError(err error) *mysql.SQLError {
 		code, state = mysql.ERWrongArguments, mysql.SSUnknownSQLState
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
 		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
+	case errors.Is(err, ErrTooBigScale):
+		code, state = erTooBigScale, mysql.SSClientError
 	case errors.Is(err, ErrDataTooLong):
 		code, state = mysql.ERDataTooLong, mysql.SSDataTooLong
 	case errors.Is(err, ErrOutOfRange):
@@ -57,6 +59,9 @@ func MySQLError(err error) *mysql.SQLError {
 	}
 	return mysql.NewSQLError(code, state, "%s", err.Error())
 }
+
+// erTooBigScale is MySQL's ER_TOO_BIG_SCALE, which vitess does not name.
+const erTooBigScale = 1425
 
 // erInvalidJSONText is MySQL's ER_INVALID_JSON_TEXT, which vitess does not name.
 const erInvalidJSONText = 3140

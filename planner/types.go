@@ -24,6 +24,9 @@ var ErrUnsupportedType = errors.New("unsupported column type")
 // allows 65, but Delta and Iceberg decimals stop at 38 digits.
 const MaxDecimalPrecision = 38
 
+// ErrTooBigScale marks a DECIMAL scale above MaxDecimalScale (MySQL's 1425).
+var ErrTooBigScale = errors.New("too big scale")
+
 // MaxDecimalScale is the largest DECIMAL scale, MySQL's (and so
 // go-mysql-server's) limit.
 const MaxDecimalScale = 30
@@ -361,7 +364,7 @@ func (r *typeRule) resolve(written string, args []uint32, unsigned bool) (string
 			return "", nil, refuse(ErrInvalidDefinition, "DECIMAL scale %d is larger than its precision %d", s, p)
 		}
 		if s > MaxDecimalScale {
-			return "", nil, refuse(ErrInvalidDefinition, "DECIMAL scale %d is more than %d, the most MySQL allows", s, MaxDecimalScale)
+			return "", nil, refuse(ErrTooBigScale, "DECIMAL scale %d is more than %d, the most MySQL allows", s, MaxDecimalScale)
 		}
 		return fmt.Sprintf("DECIMAL(%d,%d)", p, s), &arrow.Decimal128Type{Precision: int32(p), Scale: int32(s)}, nil
 	case paramFloat:
