@@ -302,11 +302,7 @@ func (i *inserter) Insert(ctx *gms.Context, row gms.Row) error {
 	for c, r := range i.t.h.rules {
 		if c < len(row) {
 			if err := r.check(row[c], i.t.schema[c].Name, len(i.rows)+1); err != nil {
-				err = fmt.Errorf("sink %s: %w", i.t.h.rec.Name, err)
-				if s, ok := ctx.Session.(*Session); ok {
-					s.fail(err)
-				}
-				return err
+				return failed(ctx, fmt.Errorf("sink %s: %w", i.t.h.rec.Name, err))
 			}
 		}
 	}
@@ -492,23 +488,32 @@ type changeWriter struct {
 	inserter
 }
 
-func (c *changeWriter) upsertOnly(what string) error {
+func (c *changeWriter) upsertOnly(ctx *gms.Context, what string) error {
 	if c.t.sink.Config().Mode != sqlsink.ModeUpsert {
-		return fmt.Errorf("%w: %s on sink %s, which is in append mode (it needs mode = 'upsert' and a PRIMARY KEY)",
-			ErrNotSupported, what, c.t.h.rec.Name)
+		return failed(ctx, fmt.Errorf("%w: %s on sink %s, which is in append mode (it needs mode = 'upsert' and a PRIMARY KEY)",
+			ErrNotSupported, what, c.t.h.rec.Name))
 	}
 	return nil
 }
 
+// failed records err with the statement's session (for the wire layer's
+// error codes, see Session.TakeError) and returns it.
+func failed(ctx *gms.Context, err error) error {
+	if s, ok := ctx.Session.(*Session); ok {
+		return s.fail(err)
+	}
+	return err
+}
+
 func (c *changeWriter) Delete(ctx *gms.Context, row gms.Row) error {
-	if err := c.upsertOnly("DELETE"); err != nil {
+	if err := c.upsertOnly(ctx, "DELETE"); err != nil {
 		return err
 	}
 	return c.Insert(ctx, append(row.Copy()[:len(row):len(row)], "D"))
 }
 
 func (c *changeWriter) Update(ctx *gms.Context, old, new gms.Row) error {
-	if err := c.upsertOnly("UPDATE"); err != nil {
+	if err := c.upsertOnly(ctx, "UPDATE"); err != nil {
 		return err
 	}
 	for i, col := range c.t.schema {
@@ -516,8 +521,8 @@ func (c *changeWriter) Update(ctx *gms.Context, old, new gms.Row) error {
 			continue
 		}
 		if cmp, err := col.Type.Compare(ctx, old[i], new[i]); err != nil || cmp != 0 {
-			return fmt.Errorf("%w: UPDATE of the key column %s of sink %s (delete the row and insert a new one)",
-				ErrNotSupported, col.Name, c.t.h.rec.Name)
+			return failed(ctx, fmt.Errorf("%w: UPDATE of the key column %s of sink %s (delete the row and insert a new one)",
+				ErrNotSupported, col.Name, c.t.h.rec.Name))
 		}
 	}
 	return c.Insert(ctx, append(new.Copy()[:len(new):len(new)], "U"))

@@ -39,8 +39,13 @@ type columnRule struct {
 }
 
 // Integer types stored in a wider Arrow type, and their MySQL ranges.
+// TINYINT and SMALLINT are wider in Iceberg tables only (Iceberg has no 8-
+// or 16-bit integer); in Delta ones go-mysql-server's own type checks them
+// first.
 var integerRanges = map[string][2]int64{
 	"BOOLEAN":            {0, 1}, // stored as a boolean: 0 and 1 only
+	"TINYINT":            {-1 << 7, 1<<7 - 1},
+	"SMALLINT":           {-1 << 15, 1<<15 - 1},
 	"TINYINT UNSIGNED":   {0, 255},
 	"SMALLINT UNSIGNED":  {0, 65535},
 	"MEDIUMINT":          {-1 << 23, 1<<23 - 1},

@@ -1,9 +1,10 @@
 package planner
 
-// The embedded engine: one DuckDB, one Delta provider, the sink registry and
-// a go-mysql-server engine whose database "lakesql" shows every sink as a
-// table. Exec runs one statement for a session: lakesql's own statements are
-// handled here, everything else by go-mysql-server.
+// The embedded engine: one DuckDB, one Delta provider, the Iceberg catalogs
+// its sinks name (iceberg.go), the sink registry and a go-mysql-server
+// engine whose database "lakesql" shows every sink as a table. Exec runs one
+// statement for a session: lakesql's own statements are handled here,
+// everything else by go-mysql-server.
 
 import (
 	"context"
@@ -45,6 +46,7 @@ type Engine struct {
 	opts     Options
 	db       *sql.DB
 	provider *deltalake.Provider
+	iceberg  icebergCatalogs
 	gms      *sqle.Engine
 
 	mu     sync.Mutex // guards sinks, order and the registry file
@@ -96,6 +98,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		st, perr := Parse(r.Statement)
 		if cs, ok := st.(*CreateSink); perr == nil && ok {
 			h.def = cs
+			h.table = e.tableKey(cs, r.Path)
 		} else {
 			h.defErr = fmt.Errorf("sink %s: its stored definition does not parse: %v", r.Name, perr)
 		}
@@ -125,6 +128,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, e.iceberg.close())
 	// go-mysql-server's Close always reports the cancellation of its
 	// background threads' context: that is its normal shutdown.
 	if err := e.gms.Close(); err != nil && !errors.Is(err, context.Canceled) {
@@ -141,6 +145,9 @@ type sinkHandle struct {
 	def       *CreateSink
 	defErr    error
 	persisted bool
+	// table names the sink's table with its format and catalog (tableKey):
+	// one table has at most one sink.
+	table string
 
 	// lock is held by the session whose transaction has an open epoch on
 	// the sink: an epoch is one sequence of calls on the sink.
@@ -221,12 +228,12 @@ func (h *sinkHandle) release() { <-h.lock }
 // registry: its table must be there already, or the sink was dropped
 // underneath, and a new empty table must not silently replace it.
 func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, existing bool) (*sqlsink.Sink, error) {
-	cfg, err := e.sinkConfig(cs, path)
+	cfg, err := e.sinkConfig(ctx, cs, path)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
 	if existing {
-		if _, err := e.provider.TableSpec(ctx, cfg.Table); err != nil {
+		if _, err := cfg.Provider.TableSpec(ctx, cfg.Table); err != nil {
 			if errors.Is(err, catalogadapter.ErrNoTable) {
 				return nil, fmt.Errorf("sink %s: its table at %s is gone (DROP SINK %s forgets the definition): %w",
 					cs.Name, path, quoteIdent(cs.Name), err)
@@ -248,7 +255,48 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 		s.Close()
 		return nil, err
 	}
+	if !existing && len(cs.PartitionBy) > 0 {
+		spec, err := cfg.Provider.TableSpec(ctx, cfg.Table)
+		if err == nil {
+			err = samePartitioning(cs.PartitionBy, spec.PartitionSpec)
+		}
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sink %s: %s: %w", cs.Name, path, err)
+		}
+	}
 	return s, nil
+}
+
+// tableKey names the table a definition writes to, with its format and,
+// for Iceberg, its catalog; path is the resolved location.
+func (e *Engine) tableKey(cs *CreateSink, path string) string {
+	if cs.Format != FormatIceberg {
+		return FormatDelta + "\x00" + path
+	}
+	so, _ := parseOptions(cs.Format, cs.Options)
+	props, err := e.catalogProperties(so, false)
+	if err != nil {
+		props = so.catalog
+	}
+	return FormatIceberg + "\x00" + catalogIdentity(props) + "\x00" + path
+}
+
+// resolveTarget resolves a definition's location: a Delta location to an
+// absolute path within the allowed roots, an Iceberg one to its canonical
+// namespace.table, its catalog's local paths checked against the roots.
+func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
+	if cs.Format != FormatIceberg {
+		return resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, cs.Location)
+	}
+	_, path, err := icebergTable(cs.Location)
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.catalogProperties(so, true); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // dirName names a sink's folder: its lower-cased name when that is plain
@@ -343,7 +391,11 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 		if !ok {
 			return nil, fmt.Errorf("%w: sink %s", ErrNoSink, st.Name)
 		}
-		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, h.rec.Statement}}}, nil
+		shown := h.rec.Statement
+		if h.def != nil {
+			shown = shownStatement(h.def)
+		}
+		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, shown}}}, nil
 	case *ShowSinkStatus:
 		return e.showSinkStatus(ctx, st.Name)
 	}
@@ -357,16 +409,15 @@ var ErrNoSink = errors.New("no such sink")
 var ErrSinkExists = errors.New("sink already exists")
 
 func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error) {
-	if cs.Format == FormatIceberg {
-		return nil, fmt.Errorf("%w: ICEBERG sinks (sink %s); use DELTA", ErrNotSupported, cs.Name)
-	}
-	path, err := resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, cs.Location)
+	so, err := parseOptions(cs.Format, cs.Options)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
-	if _, err := parseOptions(cs.Options); err != nil {
+	path, err := e.resolveTarget(cs, so)
+	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
+	table := e.tableKey(cs, path)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -380,16 +431,16 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 		return nil, fmt.Errorf("%w: %s", ErrSinkExists, cs.Name)
 	}
 	for _, h := range e.sinks {
-		if h.rec.Path == path {
+		if h.table == table {
 			e.mu.Unlock()
-			return nil, fmt.Errorf("sink %s: the table at %s is already the sink %s", cs.Name, path, h.rec.Name)
+			return nil, fmt.Errorf("sink %s: %w: the table at %s is already the sink %s", cs.Name, ErrLocation, path, h.rec.Name)
 		}
 	}
 	// Reserve the name while the table is created.
 	stored := *cs
 	stored.IfNotExists = false
-	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Statement: stored.String(), Path: path},
-		def: &stored, lock: make(chan struct{}, 1)}
+	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: path},
+		def: &stored, table: table, lock: make(chan struct{}, 1)}
 	e.sinks[strings.ToLower(cs.Name)] = h
 	e.mu.Unlock()
 
@@ -453,7 +504,7 @@ func (e *Engine) showSinks() *Result {
 		format := ""
 		if h.def != nil {
 			format = strings.ToUpper(h.def.Format)
-			if so, err := parseOptions(h.def.Options); err == nil && so.mode != "" {
+			if so, err := parseOptions(h.def.Format, h.def.Options); err == nil && so.mode != "" {
 				mode = string(so.mode)
 			}
 		}
@@ -487,7 +538,13 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 			last = ep
 		}
 		m := s.Metrics()
-		res.Rows = append(res.Rows, []any{h.rec.Name, string(s.Health().Status), last, m.LastVersion, m.Commits, m.RowsWritten, nil})
+		// The Delta version, or the Iceberg table's current snapshot id;
+		// NULL for an Iceberg table without snapshots (-1 to the sink).
+		var version any
+		if m.LastVersion >= 0 {
+			version = m.LastVersion
+		}
+		res.Rows = append(res.Rows, []any{h.rec.Name, string(s.Health().Status), last, version, m.Commits, m.RowsWritten, nil})
 	}
 	return res, nil
 }

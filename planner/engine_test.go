@@ -277,20 +277,24 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("outside root: %v is not ErrLocation", err)
 	}
 	te.fails(s, "CREATE SINK x INTO DELTA '"+filepath.Join(base, "elsewhere")+"' (id BIGINT)", "outside the allowed roots")
-	te.fails(s, "CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)", "not supported yet")
+	err = te.fails(s, "CREATE SINK x INTO ICEBERG 'x' (id BIGINT)", "needs a namespace: namespace.table")
+	if !errors.Is(err, ErrLocation) {
+		t.Errorf("Iceberg table without a namespace: %v is not ErrLocation", err)
+	}
 	te.fails(s, "CREATE SINK x INTO DELTA 'lake/missing'", "")
 	err = te.fails(s, "CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)", "syntax error at position 20")
 	if se := new(SyntaxError); !errors.As(err, &se) {
 		t.Errorf("syntax error: %T %v is not a *SyntaxError", err, err)
 	}
 	for q, want := range map[string]int{
-		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":            1064,
-		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)": 1210,
-		"CREATE SINK x INTO DELTA '/elsewhere' (id BIGINT)":          1210,
-		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
-		"SHOW CREATE SINK nosuch":                                    1146,
-		"SELECT * FROM nosuch":                                       1146,
-		"SELEC 1":                                                    1064,
+		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":                    1064,
+		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)":         1210,
+		"CREATE SINK x INTO DELTA '/elsewhere' (id BIGINT)":                  1210,
+		"CREATE SINK x INTO ICEBERG 'x' (id BIGINT)":                         1210,
+		"CREATE SINK x INTO DELTA 'lake/x' (ts DATE) PARTITION BY (day(ts))": 1235,
+		"SHOW CREATE SINK nosuch":                                            1146,
+		"SELECT * FROM nosuch":                                               1146,
+		"SELEC 1":                                                            1064,
 	} {
 		_, err := te.e.Exec(context.Background(), s, q)
 		if got := MySQLError(err); got == nil || got.Num != want {

@@ -29,14 +29,15 @@ func MySQLError(err error) *mysql.SQLError {
 	switch {
 	case errors.As(err, &syn):
 		code, state = mysql.ERParseError, mysql.SSClientError
-	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported):
+	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
+		errors.Is(err, catalogadapter.ErrUnsupported):
 		code, state = mysql.ERNotSupportedYet, mysql.SSClientError
 	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
 		code, state = mysql.ERNoSuchTable, mysql.SSUnknownTable
 	case errors.Is(err, ErrSinkExists):
 		code, state = mysql.ERTableExists, "42S01"
 	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, ErrInvalidDefinition),
-		errors.Is(err, sqlsink.ErrConfig):
+		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, errCatalog), errors.Is(err, catalogadapter.ErrInvalid):
 		code, state = mysql.ERWrongArguments, mysql.SSUnknownSQLState
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
 		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState

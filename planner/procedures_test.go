@@ -87,7 +87,7 @@ func TestProcErrorsAreTheTextForms(t *testing.T) {
 		"CALL lakesql_create_sink('x', 'delta', 'lake/x', 'id BIGINT', NULL, 'colour = ''blue''')": "CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (colour = 'blue')",
 		"CALL lakesql_create_sink('x', 'delta', 'lake/x', 'id BIGINT', '', 'mode = sideways')":     "CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (mode = sideways)",
 		"CALL lakesql_create_sink('x', 'delta', '../outside', 'id BIGINT')":                        "CREATE SINK x INTO DELTA '../outside' (id BIGINT)",
-		"CALL lakesql_create_sink('x', 'iceberg', 'db.x', 'id BIGINT')":                            "CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)",
+		"CALL lakesql_create_sink('x', 'iceberg', 'nonamespace', 'id BIGINT')":                     "CREATE SINK x INTO ICEBERG 'nonamespace' (id BIGINT)",
 		"CALL lakesql_create_sink('x', 'delta', 'lake/missing')":                                   "CREATE SINK x INTO DELTA 'lake/missing'",
 		"CALL lakesql_create_sink('orders', 'delta', 'lake/o2', 'id BIGINT')":                      "CREATE SINK orders INTO DELTA 'lake/o2' (id BIGINT)",
 		"CALL lakesql_create_sink('o2', 'delta', 'lake/orders')":                                   "CREATE SINK o2 INTO DELTA 'lake/orders'",

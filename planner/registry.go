@@ -24,9 +24,15 @@ const registryVersion = 1
 type sinkRecord struct {
 	// Name is the sink's name as written.
 	Name string `json:"name"`
+	// Format is the table's format, delta or iceberg (the statement says
+	// it too; records written before Iceberg sinks have none: delta).
+	Format string `json:"format,omitempty"`
 	// Statement is the canonical CREATE SINK text, without IF NOT EXISTS.
+	// It holds the catalog.* options' real values, secrets included: they
+	// open the catalog again after a restart (so the file is 0600).
 	Statement string `json:"statement"`
-	// Path is the resolved absolute location of the table.
+	// Path is the resolved location of the table: a Delta table's
+	// absolute path, an Iceberg table's namespace.table.
 	Path string `json:"path"`
 	// Columns is the table's schema when the sink was created or
 	// attached: a sink whose table changed underneath fails on use.
@@ -90,7 +96,9 @@ func loadRegistry(dir string) ([]sinkRecord, error) {
 	return doc.Sinks, nil
 }
 
-// saveRegistry replaces the registry atomically.
+// saveRegistry replaces the registry atomically. The file is readable by
+// its owner only (os.CreateTemp makes it 0600): definitions may hold
+// catalog secrets.
 func saveRegistry(dir string, sinks []sinkRecord) error {
 	if sinks == nil {
 		sinks = []sinkRecord{}

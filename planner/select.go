@@ -42,12 +42,14 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/sqlsink"
 )
 
 // duckPlan is a routed SELECT: its DuckDB text (without the sink's scan)
 // and the go-mysql-server types of its result columns.
 type duckPlan struct {
 	h       *sinkHandle
+	sink    *sqlsink.Sink
 	body    string // the SELECT, reading from the CTE named sinkCTE
 	columns []string
 	types   []gms.Type
@@ -107,7 +109,7 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 	if !ate.As.IsEmpty() {
 		r.alias = strings.ToLower(ate.As.String())
 	}
-	p := &duckPlan{h: h}
+	p := &duckPlan{h: h, sink: sink}
 	aliases := map[string]bool{}
 	var b strings.Builder
 	b.WriteString("SELECT ")
@@ -610,7 +612,7 @@ func (r *duckRenderer) literal(e ast.Expr) (string, error) {
 
 // runDuck runs a routed SELECT over the sink's last committed version.
 func (e *Engine) runDuck(ctx context.Context, gctx *gms.Context, p *duckPlan) (*Result, error) {
-	scan, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: p.h.rec.Path}, e.db, -1, nil)
+	scan, err := scanSQL(ctx, p.sink, e.db)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", p.h.rec.Name, err)
 	}

@@ -1,9 +1,11 @@
 package planner
 
 // Resolving a CREATE SINK against the data directory and the sink engine:
-// its location, its WITH options and its Arrow schema.
+// its location, its WITH options, its Arrow schema and its format's
+// provider (Iceberg's in iceberg.go).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -64,17 +66,34 @@ type sinkOptions struct {
 	flushAge           time.Duration
 	checkpointInterval int
 	memoryLimit        string
+	// Iceberg only: the format version of a created table (0: the
+	// backend's default, 2), and the catalog properties, catalog.* keys
+	// without their prefix.
+	formatVersion int
+	catalog       map[string]string
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
-	"memory_limit", "mode", "target_file_size", "writer_id"}
+var knownOptions = []string{"catalog.*", "checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
+	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
-func parseOptions(opts []Option) (sinkOptions, error) {
+// parseOptions reads WITH (...) for a sink of the format: an option of the
+// other format is refused, never ignored.
+func parseOptions(format string, opts []Option) (sinkOptions, error) {
 	var so sinkOptions
 	for _, o := range opts {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%w: option %s: %s", ErrOption, o.Key, fmt.Sprintf(format, args...))
+		bad := func(msg string, args ...any) error {
+			return fmt.Errorf("%w: option %s: %s", ErrOption, o.Key, fmt.Sprintf(msg, args...))
+		}
+		if k, ok := strings.CutPrefix(o.Key, catalogPrefix); ok {
+			if format != FormatIceberg {
+				return so, bad("catalog properties are for Iceberg sinks; a Delta table is a path")
+			}
+			if so.catalog == nil {
+				so.catalog = map[string]string{}
+			}
+			so.catalog[k] = o.Value
+			continue
 		}
 		switch o.Key {
 		case "mode":
@@ -123,11 +142,24 @@ func parseOptions(opts []Option) (sinkOptions, error) {
 			}
 			so.flushAge = d
 		case "checkpoint_interval":
+			if format != FormatDelta {
+				return so, bad("Delta only (an Iceberg table has no checkpoints)")
+			}
 			n, err := strconv.Atoi(o.Value)
 			if err != nil || n <= 0 {
 				return so, bad("%q is not a positive number of commits", o.Value)
 			}
 			so.checkpointInterval = n
+		case "format_version":
+			if format != FormatIceberg {
+				return so, bad("Iceberg only")
+			}
+			switch o.Value {
+			case "1", "2":
+				so.formatVersion = int(o.Value[0] - '0')
+			default:
+				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
+			}
 		case "memory_limit":
 			if _, err := parseSize(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -171,15 +203,16 @@ func arrowSchema(cols []ColumnDef) *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// sinkConfig turns a definition into the sink engine's configuration.
-func (e *Engine) sinkConfig(cs *CreateSink, path string) (sqlsink.Config, error) {
-	so, err := parseOptions(cs.Options)
+// sinkConfig turns a definition into the sink engine's configuration: the
+// provider of its format and catalog, and its table. path is the resolved
+// location: a Delta table's absolute path, an Iceberg table's name.
+func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (sqlsink.Config, error) {
+	so, err := parseOptions(cs.Format, cs.Options)
 	if err != nil {
 		return sqlsink.Config{}, err
 	}
 	cfg := sqlsink.Config{
 		Name:               cs.Name,
-		Provider:           e.provider,
 		Mode:               so.mode,
 		Delivery:           so.delivery,
 		Key:                cs.PrimaryKey,
@@ -193,6 +226,29 @@ func (e *Engine) sinkConfig(cs *CreateSink, path string) (sqlsink.Config, error)
 		TempDir:            filepath.Join(e.opts.DataDir, "tmp"),
 		StateDir:           filepath.Join(e.opts.DataDir, "state"),
 	}
+	if cs.Format == FormatIceberg {
+		if cfg.Table, _, err = icebergTable(path); err != nil {
+			return sqlsink.Config{}, err
+		}
+		props, err := e.catalogProperties(so, false)
+		if err != nil {
+			return sqlsink.Config{}, err
+		}
+		if cfg.Provider, err = e.icebergProvider(ctx, props); err != nil {
+			return sqlsink.Config{}, err
+		}
+		if len(cs.Columns) > 0 {
+			if cfg.Schema, err = icebergSchema(cs.Columns); err != nil {
+				return sqlsink.Config{}, err
+			}
+		}
+		if so.formatVersion > 0 {
+			cfg.TableProperties = map[string]string{"format-version": strconv.Itoa(so.formatVersion)}
+		}
+		cfg.PartitionSpec = partitionSpec(cs.PartitionBy)
+		return cfg, nil
+	}
+	cfg.Provider = e.provider
 	cfg.Table.Name = path
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)

@@ -1116,14 +1116,19 @@ func (p *parser) options(s *CreateSink) error {
 		if kt.kind != tokWord {
 			return p.syntaxErr(kt, "expected an option name")
 		}
-		key := asciiLower(kt.text)
-		p.advance()
+		key, err := p.optionKeyPart()
+		if err != nil {
+			return err
+		}
 		for p.acceptPunct(".") {
-			if p.tok.kind != tokWord {
+			if p.tok.kind != tokWord && p.tok.kind != tokIdent {
 				return p.syntaxErr(p.tok, "expected the rest of option name %q after the dot", key)
 			}
-			key += "." + asciiLower(p.tok.text)
-			p.advance()
+			part, err := p.optionKeyPart()
+			if err != nil {
+				return err
+			}
+			key += "." + part
 		}
 		if first, dup := seen[key]; dup {
 			return p.defErr(kt, ErrInvalidDefinition, "option %q is given twice (first at position %d)", key, first)
@@ -1144,6 +1149,60 @@ func (p *parser) options(s *CreateSink) error {
 			return err
 		}
 	}
+}
+
+// optionKeyPart reads one part of an option name, in lower case: a word,
+// words joined by '-' with no space around it (catalog.s3.access-key-id,
+// as Iceberg spells its properties), or a `backquoted` name.
+func (p *parser) optionKeyPart() (string, error) {
+	t := p.tok
+	p.advance()
+	if t.kind == tokIdent {
+		if t.text == "" {
+			return "", p.syntaxErr(t, "an option name part must not be empty")
+		}
+		return asciiLower(t.text), nil
+	}
+	part, end := asciiLower(t.text), t.end
+	for p.isPunct("-") && p.tok.pos == end {
+		dash := p.tok
+		p.advance()
+		if (p.tok.kind != tokWord && p.tok.kind != tokNumber) || p.tok.pos != dash.end {
+			return "", p.syntaxErr(p.tok, "expected the rest of option name %q after '-'", part+"-")
+		}
+		part += "-" + asciiLower(p.tok.text)
+		end = p.tok.end
+		p.advance()
+	}
+	return part, nil
+}
+
+// optionKeyText renders an option name so that it reads back the same:
+// each dotted part bare when it lexes as words joined by '-', else
+// backquoted.
+func optionKeyText(key string) string {
+	parts := strings.Split(key, ".")
+	for i, part := range parts {
+		plain := part != ""
+		for j, w := range strings.Split(part, "-") {
+			if !isBareWord(w) && (j == 0 || !isDigits(w)) {
+				plain = false
+			}
+		}
+		if !plain {
+			parts[i] = quoteIdent(part)
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (p *parser) optionValue(key string) (Option, error) {
@@ -1425,7 +1484,7 @@ func (o Option) String() string {
 	default:
 		v = quoteString(o.Value)
 	}
-	return o.Key + " = " + v
+	return optionKeyText(o.Key) + " = " + v
 }
 
 func (d *DropSink) String() string {

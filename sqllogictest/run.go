@@ -143,7 +143,7 @@ func (r *Runner) RunFile(ctx context.Context, path string) Summary {
 
 func (r *Runner) capable(name string) bool {
 	switch name {
-	case "lakesql", "delta":
+	case "lakesql", "delta", "iceberg":
 		return true
 	case "embedded":
 		return r.opts.DSN == ""

@@ -51,8 +51,12 @@ type Config struct {
 	Table    catalogadapter.TableIdent
 	// Schema creates the table when it does not exist; nil attaches to an
 	// existing table and takes its schema.
-	Schema           *arrow.Schema
+	Schema *arrow.Schema
+	// PartitionColumns partitions a created table by these columns'
+	// values; PartitionSpec does it with transforms (day, bucket, ...),
+	// for formats that have them. At most one of the two is set.
 	PartitionColumns []string
+	PartitionSpec    catalogadapter.PartitionSpec
 	// TableProperties are passed to the table on create.
 	TableProperties map[string]string
 
@@ -170,6 +174,9 @@ func (c Config) validate() error {
 	if strings.ContainsAny(c.MemoryLimit, "'\\") || strings.ContainsAny(c.TempDir, "'") {
 		errs = append(errs, "memory limit and temp dir must not contain quotes")
 	}
+	if len(c.PartitionColumns) > 0 && len(c.PartitionSpec.Fields) > 0 {
+		errs = append(errs, "partition columns and a partition spec are both set")
+	}
 	seen := map[string]bool{}
 	for _, k := range c.Key {
 		if seen[k] {
@@ -194,6 +201,11 @@ func (c Config) validateAgainst(schema *arrow.Schema) error {
 	for _, p := range c.PartitionColumns {
 		if idx := schema.FieldIndices(p); len(idx) == 0 {
 			errs = append(errs, fmt.Sprintf("partition column %q is not in the table", p))
+		}
+	}
+	for _, f := range c.PartitionSpec.Fields {
+		if idx := schema.FieldIndices(f.Name); len(idx) == 0 {
+			errs = append(errs, fmt.Sprintf("partition column %q is not in the table", f.Name))
 		}
 	}
 	for _, f := range schema.Fields() {

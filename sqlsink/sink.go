@@ -97,7 +97,7 @@ func (s *Sink) open(ctx context.Context) error {
 			return fmt.Errorf("%w: the table at %s does not match the sink's columns: %v", ErrConfig, id, err)
 		}
 	}
-	if len(s.cfg.PartitionColumns) == 0 {
+	if len(s.cfg.PartitionColumns) == 0 && len(s.cfg.PartitionSpec.Fields) == 0 {
 		for _, f := range spec.PartitionSpec.Fields {
 			s.cfg.PartitionColumns = append(s.cfg.PartitionColumns, f.Name)
 		}
@@ -148,6 +148,7 @@ func (s *Sink) createTable(ctx context.Context) (catalogadapter.TableSpec, error
 	if s.cfg.TargetFileSize > 0 {
 		def.Properties["delta.targetFileSize"] = fmt.Sprint(s.cfg.TargetFileSize)
 	}
+	def.PartitionSpec.Fields = append(def.PartitionSpec.Fields, s.cfg.PartitionSpec.Fields...)
 	for _, pc := range s.cfg.PartitionColumns {
 		def.PartitionSpec.Fields = append(def.PartitionSpec.Fields, catalogadapter.PartitionField{
 			Name: pc, Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}})
@@ -464,7 +465,7 @@ func (s *Sink) Capabilities() Capabilities {
 		TwoPhaseCommit:  true,
 		Upsert:          s.cfg.Mode == ModeUpsert,
 		Changelog:       true,
-		Partitioned:     len(s.cfg.PartitionColumns) > 0,
+		Partitioned:     len(s.cfg.PartitionColumns)+len(s.cfg.PartitionSpec.Fields) > 0,
 		SchemaEvolution: false,
 	}
 }

@@ -240,10 +240,11 @@ func TestBadStatementKeepsServing(t *testing.T) {
 		"SELEC 1":                          1064,
 		"SELECT * FROM nosuch":             1146,
 		"INSERT INTO t VALUES (NULL, 'x')": 1048,
-		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":            1064,
-		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)": 1210,
-		"SHOW CREATE SINK nosuch":                                    1146,
-		"CREATE SINK x INTO ICEBERG 'db.x' (id BIGINT)":              1235,
+		"CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)":                  1064,
+		"CREATE SINK x INTO DELTA 'lake/x' (id BIGINT) WITH (a = 1)":       1210,
+		"SHOW CREATE SINK nosuch":                                          1146,
+		"CREATE SINK x INTO ICEBERG 'nonamespace' (id BIGINT)":             1210,
+		"CREATE SINK x INTO DELTA 'lake/x' (d DATE) PARTITION BY (day(d))": 1235,
 		// Raised while the rows reach the sink, after go-mysql-server
 		// has started the statement.
 		"INSERT INTO t (id, name, _op) VALUES (3, 'c', 'X')": 1366,

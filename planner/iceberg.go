@@ -1,0 +1,239 @@
+package planner
+
+// Iceberg sinks. Their location is a table of an Iceberg catalog,
+// 'namespace.table', not a path, so the allowed roots do not apply to it;
+// they confine a local catalog.warehouse and a local SQLite catalog file
+// instead. The catalog is the one the WITH catalog.* options describe (the
+// prefix removed), by default iceberg-go's SQL catalog on DATA/iceberg/
+// catalog.db with tables under DATA/iceberg/warehouse. Catalogs open on the
+// first sink that needs them, one per set of properties, and serve every
+// sink that names the same set.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
+)
+
+// catalogPrefix starts the WITH keys that are Iceberg catalog properties.
+const catalogPrefix = "catalog."
+
+// icebergCatalogs are the open Iceberg catalogs of an engine, by catalogKey.
+type icebergCatalogs struct {
+	mu     sync.Mutex
+	open   map[string]*icebergBackend
+	closed bool
+}
+
+// icebergBackend is one open catalog and the provider over it.
+type icebergBackend struct {
+	cat      *icetable.Catalog
+	provider *apacheiceberg.Provider
+}
+
+// catalogKey names a set of catalog properties; the values stay in memory
+// (they may be secrets).
+func catalogKey(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + props[k] + "\x00")
+	}
+	return b.String()
+}
+
+// catalogIdentity tells catalogs apart for "one table, one sink": the
+// type and uri (the default SQLite file when a SQL catalog has none) and,
+// beyond SQL catalogs, the warehouse, by which a REST server, say, names
+// one of its catalogs. A SQL catalog's warehouse only says where new
+// tables go: two sinks with different warehouses share its tables.
+func catalogIdentity(props map[string]string) string {
+	typ := strings.ToLower(props["type"])
+	if typ == "" || typ == "sql" {
+		return "sql\x00" + props["uri"]
+	}
+	return typ + "\x00" + props["uri"] + "\x00" + props["warehouse"]
+}
+
+// icebergProvider returns the provider of the catalog props describe,
+// opening the catalog on first use. A catalog that fails to open is tried
+// again by the next sink that needs it.
+func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
+	c := &e.iceberg
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("lakesql: the engine is closed")
+	}
+	key := catalogKey(props)
+	if b, ok := c.open[key]; ok {
+		return b.provider, nil
+	}
+	if file, _, ok := sqliteFile(props); ok {
+		// SQLite creates the file, not its folder.
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %w", errCatalog, err)
+		}
+	}
+	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props})
+	if err != nil {
+		// The catalog's own errors never show its secrets.
+		return nil, fmt.Errorf("%w: %w", errCatalog, err)
+	}
+	if c.open == nil {
+		c.open = map[string]*icebergBackend{}
+	}
+	b := &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{})}
+	c.open[key] = b
+	return b.provider, nil
+}
+
+// close closes the catalogs, after the sinks that used them.
+func (c *icebergCatalogs) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	var errs []error
+	for _, b := range c.open {
+		errs = append(errs, b.cat.Close())
+	}
+	c.open = nil
+	return errors.Join(errs...)
+}
+
+// errCatalog marks an Iceberg catalog that cannot be opened with the
+// sink's catalog.* options: a sink that cannot be configured (1210).
+var errCatalog = errors.New("Iceberg catalog unavailable")
+
+// icebergTable reads an Iceberg location, 'namespace.table' (or
+// 'ns1.ns2.table'), and returns its identifier and canonical spelling.
+func icebergTable(loc string) (catalogadapter.TableIdent, string, error) {
+	id, err := apacheiceberg.ParseIdent(loc)
+	if err != nil {
+		return id, "", fmt.Errorf("%w: %w", ErrLocation, err)
+	}
+	return id, id.String(), nil
+}
+
+// catalogProperties resolves the catalog.* options (prefix removed) for
+// the catalog: a relative local warehouse or SQLite file resolves under
+// the data directory. With confine, a local one outside the allowed roots
+// is refused, as a Delta location would be: CREATE SINK checks it, while a
+// definition read back from the registry keeps what was accepted then.
+func (e *Engine) catalogProperties(so sinkOptions, confine bool) (map[string]string, error) {
+	props := make(map[string]string, len(so.catalog))
+	for k, v := range so.catalog {
+		props[k] = v
+	}
+	if w, ok := props["warehouse"]; ok {
+		p, local, err := e.localPath(w, confine)
+		if err != nil {
+			return nil, fmt.Errorf("option catalog.warehouse: %w", err)
+		}
+		if local {
+			props["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+		}
+	}
+	if file, query, ok := sqliteFile(props); ok {
+		p, _, err := e.localPath(file, confine)
+		if err != nil {
+			return nil, fmt.Errorf("option catalog.uri: %w", err)
+		}
+		// Without settings of its own, the file gets the default
+		// catalog's (WAL, busy timeout, immediate write locks).
+		props["uri"] = icetable.SQLiteDSN(p)
+		if query != "" {
+			props["uri"] = "file:" + filepath.ToSlash(p) + "?" + query
+		}
+	}
+	return props, nil
+}
+
+// sqliteFile returns the file and the settings of a SQL catalog's uri
+// when it names a local SQLite file, as tableformat/iceberg recognises one.
+func sqliteFile(props map[string]string) (file, query string, ok bool) {
+	if t := strings.ToLower(props["type"]); t != "" && t != "sql" {
+		return "", "", false
+	}
+	u := strings.TrimPrefix(props["uri"], "sql://")
+	file, query, _ = strings.Cut(u, "?")
+	if !strings.HasPrefix(u, "file:") && !strings.HasSuffix(file, ".db") && !strings.HasSuffix(file, ".sqlite") {
+		return "", "", false
+	}
+	return strings.TrimPrefix(file, "file:"), query, true
+}
+
+// localPath resolves a path or file: URI against the data directory; other
+// URIs (s3://, http://, ...) are not local and are returned unchanged.
+func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
+	p := s
+	if u, err := url.Parse(s); err == nil && len(u.Scheme) > 1 {
+		if u.Scheme != "file" {
+			return s, false, nil
+		}
+		p = u.Path
+	}
+	if !confine {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(e.opts.DataDir, p)
+		}
+		return filepath.Clean(p), true, nil
+	}
+	r, err := resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, p)
+	return r, true, err
+}
+
+// icebergSchema is the sink's schema as an Iceberg table stores it (small
+// integers widened, see apacheiceberg.StoredSchema), so that a sink that
+// creates its table matches it; column comments become the fields' docs.
+func icebergSchema(cols []ColumnDef) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
+		if c.Comment != "" {
+			fields[i].Metadata = arrow.NewMetadata([]string{"comment"}, []string{c.Comment})
+		}
+	}
+	s, err := apacheiceberg.StoredSchema(arrow.NewSchema(fields, nil))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupportedType, err)
+	}
+	return s, nil
+}
+
+// shownStatement is the definition as SHOW CREATE SINK shows it: the
+// secrets among catalog.* values masked (tableformat/iceberg decides what
+// a secret is: tokens, passwords, keys, credentials, passwords in URIs).
+// The registry keeps the real values, to open the catalog again.
+func shownStatement(def *CreateSink) string {
+	c := *def
+	c.IfNotExists = false
+	c.Options = slices.Clone(def.Options)
+	for i, o := range c.Options {
+		k, ok := strings.CutPrefix(o.Key, catalogPrefix)
+		if !ok {
+			continue
+		}
+		if v := icetable.RedactProperties(map[string]string{k: o.Value})[k]; v != o.Value {
+			c.Options[i].Value, c.Options[i].Kind = v, OptionString
+		}
+	}
+	return c.String()
+}
