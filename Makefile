@@ -39,10 +39,11 @@ fuzz:
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./driver
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./sqllogictest
 
-bench:
-	$(GO) test $(GOFLAGS_) -run '^$$' -bench . -benchtime 20x ./tableformat/delta
-	LAKESQL_BENCH=1 $(GO) test $(GOFLAGS_) -run TestIngestRatio -v ./sqlsink
-	LAKESQL_BENCH=1 $(GO) test $(GOFLAGS_) -run TestWireInsertRatio -v ./planner/wire
+# Every workload against its reference (README "Performance");
+# BENCHFLAGS=--quick for about two minutes.
+BENCHFLAGS ?=
+bench: build
+	./bin/lakesql bench $(BENCHFLAGS)
 
 clean:
 	rm -rf bin

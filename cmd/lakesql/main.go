@@ -1,6 +1,6 @@
 // Command lakesql is the SQL front door to Delta Lake and Apache Iceberg
-// tables: a REPL, a MySQL wire server, a sqllogictest runner and a Delta
-// table inspector. The bench command comes with later work.
+// tables: a REPL, a MySQL wire server, a sqllogictest runner, a benchmark
+// against reference runs and a Delta table inspector.
 package main
 
 import (
@@ -20,11 +20,10 @@ Usage:
   lakesql [--data DIR] [-e SQL] [--force]   the REPL; a script on stdin runs as a batch
   lakesql serve --listen ADDR --data DIR    serve the MySQL wire protocol (see serve --help)
   lakesql test [--dsn DSN] FILE|FOLDER...   run sqllogictest (.slt) files (see test --help)
+  lakesql bench [--quick] [--json] [--only NAME]   measure lakesql against reference runs (see bench --help)
   lakesql version                           print the version
   lakesql delta-info DIR [VERSION]          print a Delta table's version, schema, files and app transactions
   lakesql help                              this text
-
-Not there yet: bench.
 `
 
 func main() {
@@ -40,6 +39,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serveCommand(ctx, args[1:], stdout, stderr)
 	case "test":
 		return testCommand(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return benchCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "lakesql %s\n", version)
 		return 0

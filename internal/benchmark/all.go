@@ -1,0 +1,16 @@
+package benchmark
+
+// All is every workload, in the order.
+func All() []Workload {
+	return []Workload{
+		IngestArrow(false),
+		IngestArrow(true),
+		IngestWire(),
+		CommitLatency(),
+		OpenLongHistory(),
+		Upsert(),
+		SelectAgg(),
+		IngestIceberg(),
+		Memory(),
+	}
+}
