@@ -24,7 +24,8 @@ package planner
 //	  [ORDER BY expr [ASC|DESC], ...] [LIMIT n [OFFSET m]]
 //
 // select_expr: *, a column, COUNT(*), COUNT([DISTINCT] col), MIN(col),
-// MAX(col), each with an optional alias. cond: comparisons (=, <>, !=, <,
+// MAX(col), SUM([DISTINCT] col) of integers, FLOAT and DOUBLE,
+// AVG([DISTINCT] col) of FLOAT and DOUBLE, each with an optional alias. cond: comparisons (=, <>, !=, <,
 // <=, >, >=) of columns and literals, AND, OR, NOT, IS [NOT] NULL,
 // [NOT] BETWEEN, [NOT] IN (literals). ORDER BY keeps MySQL's NULL order
 // (NULLs first ascending, last descending).
@@ -332,12 +333,30 @@ func (r *duckRenderer) selectExpr(e ast.Expr) (string, gms.Type, error) {
 				return "count(" + distinct + c + ")", types.Int64, nil
 			case "min", "max":
 				return name + "(" + c + ")", r.lookup(cn.Name.String()).Type, nil
+			case "sum", "avg":
+				return r.sum(name, distinct, c, r.lookup(cn.Name.String()).Type)
 			}
 			return "", nil, noRoute("function %s", name)
 		}
 		return "", nil, noRoute("function argument")
 	}
 	return "", nil, noRoute("select expression %T", e)
+}
+
+// sum renders SUM and AVG where DuckDB gives what go-mysql-server gives
+// (the two routes must never differ): a DOUBLE for SUM and AVG of a FLOAT
+// or DOUBLE, and for SUM of an integer (MySQL itself gives a DECIMAL
+// there; go-mysql-server a DOUBLE). SUM of a DECIMAL and AVG of an integer
+// or DECIMAL are left to go-mysql-server.
+func (r *duckRenderer) sum(name, distinct, col string, t gms.Type) (string, gms.Type, error) {
+	call := name + "(" + distinct + col + ")"
+	switch {
+	case types.IsFloat(t):
+		return call, types.Float64, nil
+	case name == "sum" && types.IsInteger(t):
+		return "CAST(" + call + " AS DOUBLE)", types.Float64, nil
+	}
+	return "", nil, noRoute("%s of %s", name, t)
 }
 
 // cond renders a condition.
