@@ -8,8 +8,6 @@ package apacheiceberg
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -40,9 +38,6 @@ const (
 	DefaultMaxRetries  = 20
 	DefaultBaseBackoff = 10 * time.Millisecond
 	DefaultMaxBackoff  = 2 * time.Second
-
-	credentialTTL    = 15 * time.Minute
-	credentialMargin = time.Minute
 )
 
 // Options tune a Provider. Zero values select the defaults.
@@ -98,7 +93,7 @@ func New(cat *icetable.Catalog, opts Options) *Provider {
 		opts.MaxBackoff = opts.BaseBackoff
 	}
 	p := &Provider{cat: cat, opts: opts}
-	p.creds = catalogadapter.NewCredentialCache(p.mintCredential, opts.Now, credentialMargin)
+	p.creds = catalogadapter.NewLocalCredentialCache(opts.Now)
 	return p
 }
 
@@ -349,17 +344,5 @@ func (p *Provider) SecurityContext(ctx context.Context, id catalogadapter.TableI
 	return catalogadapter.SecurityContext{
 		Encryption: catalogadapter.Encryption{Level: catalogadapter.EncryptionNone},
 		Credential: cred,
-	}, nil
-}
-
-func (p *Provider) mintCredential(_ context.Context, _ catalogadapter.TableIdent) (catalogadapter.Credential, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return catalogadapter.Credential{}, fmt.Errorf("mint credential: %w", err)
-	}
-	return catalogadapter.Credential{
-		Token:     catalogadapter.NewSecret(hex.EncodeToString(b[:])),
-		ExpiresAt: p.opts.Now().Add(credentialTTL),
-		Scope:     catalogadapter.ScopeTableReadWrite,
 	}, nil
 }

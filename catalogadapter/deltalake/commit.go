@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/tableformat/delta"
@@ -111,7 +109,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if attempt >= maxRetries {
 			return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
 		}
-		if err := sleep(ctx, p.backoff(attempt)); err != nil {
+		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
 			return fail(fmt.Errorf("retry after a lost race at version %d: %w", ce.Version, err))
 		}
 	}
@@ -353,34 +351,6 @@ func checkRemoves(removes []string, adds []*delta.Add) ([]string, error) {
 		}
 	}
 	return removes, nil
-}
-
-// backoff is exponential from BaseBackoff, capped at MaxBackoff, with
-// jitter in [d/2, d] so racing writers spread out.
-func (p *Provider) backoff(attempt int) time.Duration {
-	d := p.opts.BaseBackoff
-	for i := 0; i < attempt && d < p.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	if d > p.opts.MaxBackoff {
-		d = p.opts.MaxBackoff
-	}
-	half := d / 2
-	if half <= 0 {
-		return d
-	}
-	return half + rand.N(d-half+1)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }
 
 // Discard implements catalogadapter.Discarder: it deletes the staged files

@@ -5,9 +5,7 @@ package deltalake
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,11 +35,6 @@ const (
 	DefaultMaxRetries  = 20
 	DefaultBaseBackoff = 10 * time.Millisecond
 	DefaultMaxBackoff  = 2 * time.Second
-
-	// credentialTTL is how long a minted credential lives; credentialMargin
-	// renews it that long before expiry so no caller holds a dying one.
-	credentialTTL    = 15 * time.Minute
-	credentialMargin = time.Minute
 )
 
 // Options tune a Provider. Zero values select the defaults.
@@ -105,7 +98,7 @@ func New(db *sql.DB, opts Options) *Provider {
 		opts.MaxBackoff = opts.BaseBackoff
 	}
 	p := &Provider{db: db, opts: opts}
-	p.creds = catalogadapter.NewCredentialCache(p.mintCredential, opts.Now, credentialMargin)
+	p.creds = catalogadapter.NewLocalCredentialCache(opts.Now)
 	return p
 }
 
@@ -447,18 +440,5 @@ func (p *Provider) SecurityContext(ctx context.Context, id catalogadapter.TableI
 	return catalogadapter.SecurityContext{
 		Encryption: catalogadapter.Encryption{Level: catalogadapter.EncryptionNone},
 		Credential: cred,
-	}, nil
-}
-
-// mintCredential is the provider's CredentialSource.
-func (p *Provider) mintCredential(_ context.Context, _ catalogadapter.TableIdent) (catalogadapter.Credential, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return catalogadapter.Credential{}, fmt.Errorf("mint credential: %w", err)
-	}
-	return catalogadapter.Credential{
-		Token:     catalogadapter.NewSecret(hex.EncodeToString(b[:])),
-		ExpiresAt: p.opts.Now().Add(credentialTTL),
-		Scope:     catalogadapter.ScopeTableReadWrite,
 	}, nil
 }
