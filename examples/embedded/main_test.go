@@ -2,19 +2,14 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/lakesql/lakesql/internal/deltatest"
+	"github.com/lakesql/lakesql/internal/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite expected.txt with the program's output")
 
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
@@ -22,18 +17,7 @@ func TestRun(t *testing.T) {
 	if err := run(&out, dir); err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile("expected.txt", out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile("expected.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), out.String()); diff != "" {
-		t.Errorf("output (-expected.txt +got):\n%s", diff)
-	}
+	goldentest.Check(t, out.Bytes(), "expected.txt")
 
 	// Versions 0 (create), 1 (autocommit INSERT), 2 (the transaction); the
 	// rolled-back transaction made none, and wrote no data file.

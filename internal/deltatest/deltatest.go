@@ -3,10 +3,13 @@
 package deltatest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 // Versions counts the commit files in a table's Delta log: how many table
@@ -24,4 +27,19 @@ func Versions(t testing.TB, table string) int {
 		}
 	}
 	return n
+}
+
+// TxnVersion reads the latest snapshot of a table and returns the last
+// epoch (txn version) it records for the application appID.
+func TxnVersion(t testing.TB, table, appID string) (int64, bool) {
+	t.Helper()
+	store, err := delta.NewLocalStorage(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := delta.NewTable(store).Latest(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap.TxnVersion(appID)
 }
