@@ -13,8 +13,9 @@ import (
 )
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
-// lakesql's own errors are classified here; everything else the way
-// go-mysql-server classifies it (sql.CastSQLError), with MySQL's SQLSTATE.
+// lakesql's own errors are classified here, with the SQLSTATE MySQL sends
+// with their code (sqlstate.go); everything else the way go-mysql-server
+// classifies it (sql.CastSQLError), with MySQL's SQLSTATE.
 func MySQLError(err error) *mysql.SQLError {
 	if err == nil {
 		return nil
@@ -24,41 +25,40 @@ func MySQLError(err error) *mysql.SQLError {
 	if errors.As(err, &wrapped) && wrapped.Cause != nil {
 		err = wrapped.Cause
 	}
-	code, state := 0, mysql.SSUnknownSQLState
+	code := 0
 	var syn *SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		code, state = mysql.ERParseError, mysql.SSClientError
+		code = mysql.ERParseError
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
-		code, state = mysql.ERNotSupportedYet, mysql.SSClientError
+		code = mysql.ERNotSupportedYet
 	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
-		code, state = mysql.ERNoSuchTable, mysql.SSUnknownTable
+		code = mysql.ERNoSuchTable
 	case errors.Is(err, ErrSinkExists):
-		code, state = mysql.ERTableExists, "42S01"
+		code = mysql.ERTableExists
 	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, ErrInvalidDefinition),
 		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, errCatalog), errors.Is(err, catalogadapter.ErrInvalid):
-		code, state = mysql.ERWrongArguments, mysql.SSUnknownSQLState
+		code = mysql.ERWrongArguments
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
-		code, state = mysql.ERTruncatedWrongValueForField, mysql.SSUnknownSQLState
+		code = mysql.ERTruncatedWrongValueForField
 	case errors.Is(err, ErrTooBigScale):
-		code, state = erTooBigScale, mysql.SSClientError
+		code = erTooBigScale
 	case errors.Is(err, ErrDataTooLong):
-		code, state = mysql.ERDataTooLong, mysql.SSDataTooLong
+		code = mysql.ERDataTooLong
 	case errors.Is(err, ErrOutOfRange):
-		code, state = mysql.ERWarnDataOutOfRange, mysql.SSDataOutOfRange
+		code = mysql.ERWarnDataOutOfRange
 	case errors.Is(err, ErrInvalidJSON):
-		code, state = erInvalidJSONText, "22032"
+		code = erInvalidJSONText
 	case errors.Is(err, errSinkBusy):
-		code, state = mysql.ERLockWaitTimeout, mysql.SSUnknownSQLState
+		code = mysql.ERLockWaitTimeout
 	default:
 		if c, st, ok := gmsCode(err); ok {
-			code, state = c, st
-			break
+			return mysql.NewSQLError(c, st, "%s", err.Error())
 		}
 		return withMySQLState(gms.CastSQLError(err))
 	}
-	return mysql.NewSQLError(code, state, "%s", err.Error())
+	return withMySQLState(mysql.NewSQLError(code, mysql.SSUnknownSQLState, "%s", err.Error()))
 }
 
 // erTooBigScale is MySQL's ER_TOO_BIG_SCALE, which vitess does not name.

@@ -27,6 +27,8 @@ var sqlStates = map[int]string{
 	mysql.ERWrongNumberOfColumnsInSelect: mysql.SSWrongNumberOfColumns,
 	mysql.ERWrongValueForVar:             mysql.SSClientError,
 	mysql.ERWrongTypeForVar:              mysql.SSClientError,
+	erTooBigScale:                        mysql.SSClientError,
+	erInvalidJSONText:                    "22032",
 }
 
 // withMySQLState gives e MySQL's SQLSTATE for its code when it carries the
