@@ -88,9 +88,13 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 	var out gms.Schema
 	declared := columnRules(h.def)
 	precisions := fractionDigits(h.def)
-	h.rules = h.rules[:0]
+	// No rules at all (a sink of BIGINT, DOUBLE, ... columns, or one that
+	// attached without columns) leaves nothing to check per row.
+	h.rules = nil
 	for _, f := range s.Schema().Fields() {
-		h.rules = append(h.rules, declared[f.Name])
+		if len(declared) > 0 {
+			h.rules = append(h.rules, declared[f.Name])
+		}
 		t, err := gmsType(f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
