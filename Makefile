@@ -16,18 +16,23 @@ test: vet unit reports fuzz
 vet:
 	$(GO) vet $(GOFLAGS_) ./...
 
+# versitygw, the S3 server tests run (internal/s3test), built from the module
+# proxy. A file target, so it is built once; delete it to change versions.
+bin/versitygw:
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+
 # The tests whose one-line reports we want to see run apart, verbosely.
 REPORTS := ^(TestGoldenTables|TestMemoryOneLargeEpoch)$$
 
-unit:
+unit: bin/versitygw
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 20m -skip '$(REPORTS)' ./...
 
-reports:
+reports: bin/versitygw
 	@set -o pipefail; $(GO) test $(GOFLAGS_) -count=1 -timeout 10m -run '$(REPORTS)' -v ./tableformat/delta ./sqlsink \
 		| grep -E '^(golden|memory|--- |ok|FAIL|panic)'
 
 # A short run of every fuzz target over input from outside.
-fuzz:
+fuzz: bin/versitygw
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseActions$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzParseSchema$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta
 	$(GO) test $(GOFLAGS_) -run '^$$' -fuzz '^FuzzDecodeDeletionVector$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./tableformat/delta

@@ -83,3 +83,10 @@ type RowDeltaStager interface {
 	// the caller then rewrites files instead.
 	StageRowDelta(ctx context.Context, id TableIdent, q Querier, key []string, keysQuery, rowsQuery string) ([]Receipt, error)
 }
+
+// HealthChecker reports trouble of a table's storage that the sink cannot
+// see in its own state: a storage circuit breaker that is open, say.
+type HealthChecker interface {
+	// Health tells whether the table's storage is degraded, and why.
+	Health(id TableIdent) (degraded bool, reason string)
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // DatabaseName is the database go-mysql-server shows the sinks in.
@@ -37,8 +38,16 @@ type Options struct {
 	// DataDir holds the sink registry, relative sink locations, the sinks'
 	// spill and state files. It is created if missing.
 	DataDir string
-	// AllowedRoots confine sink locations; the default is DataDir alone.
+	// AllowedRoots confine sink locations; the default is DataDir alone
+	// (and TableRoot when it is on object storage). An entry may be an
+	// object storage location (s3://bucket/prefix).
 	AllowedRoots []string
+	// TableRoot is where relative Delta locations go: DataDir when empty,
+	// or an object storage location such as s3://bucket/lake.
+	TableRoot string
+	// Storage holds storage.* options for Delta sinks on object storage
+	// that do not set them in WITH; a sink's own options win, key by key.
+	Storage map[string]string
 }
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.
@@ -47,7 +56,9 @@ type Engine struct {
 	db       *sql.DB
 	provider *deltalake.Provider
 	iceberg  icebergCatalogs
-	gms      *sqle.Engine
+	// objectStores are the Delta providers of sinks on object storage.
+	objectStores deltaProviders
+	gms          *sqle.Engine
 
 	mu     sync.Mutex // guards sinks, order and the registry file
 	sinks  map[string]*sinkHandle
@@ -69,11 +80,41 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lakesql: data directory: %w", err)
 	}
+	for k, v := range opts.Storage {
+		if err := objectstore.CheckOption(k, v); err != nil {
+			return nil, fmt.Errorf("lakesql: %w", err)
+		}
+	}
+	switch {
+	case opts.TableRoot == "":
+		opts.TableRoot = dir
+	case objectstore.IsLocation(opts.TableRoot):
+		l, err := objectstore.ParseLocation(opts.TableRoot)
+		if err != nil {
+			return nil, fmt.Errorf("lakesql: table root: %w", err)
+		}
+		opts.TableRoot = l.String()
+	default:
+		if opts.TableRoot, err = filepath.Abs(opts.TableRoot); err != nil {
+			return nil, err
+		}
+	}
 	if len(opts.AllowedRoots) == 0 {
 		opts.AllowedRoots = []string{dir}
+		if opts.TableRoot != dir {
+			opts.AllowedRoots = append(opts.AllowedRoots, opts.TableRoot)
+		}
 	}
 	roots := make([]string, len(opts.AllowedRoots))
 	for i, r := range opts.AllowedRoots {
+		if objectstore.IsLocation(r) {
+			l, err := objectstore.ParseLocation(r)
+			if err != nil {
+				return nil, fmt.Errorf("lakesql: allowed root: %w", err)
+			}
+			roots[i] = l.String()
+			continue
+		}
 		if roots[i], err = filepath.Abs(r); err != nil {
 			return nil, err
 		}
@@ -128,7 +169,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, e.iceberg.close())
+	errs = append(errs, e.iceberg.close(), e.objectStores.close())
 	// go-mysql-server's Close always reports the cancellation of its
 	// background threads' context: that is its normal shutdown.
 	if err := e.gms.Close(); err != nil && !errors.Is(err, context.Canceled) {
@@ -287,7 +328,7 @@ func (e *Engine) tableKey(cs *CreateSink, path string) string {
 // namespace.table, its catalog's local paths checked against the roots.
 func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
 	if cs.Format != FormatIceberg {
-		return resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, cs.Location)
+		return resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
 	}
 	_, path, err := icebergTable(cs.Location)
 	if err != nil {
@@ -544,7 +585,13 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		if m.LastVersion >= 0 {
 			version = m.LastVersion
 		}
-		res.Rows = append(res.Rows, []any{h.rec.Name, string(s.Health().Status), last, version, m.Commits, m.RowsWritten, nil})
+		// A sink that is not healthy says why in Error.
+		health := s.Health()
+		var reason any
+		if health.Reason != "" {
+			reason = health.Reason
+		}
+		res.Rows = append(res.Rows, []any{h.rec.Name, string(health.Status), last, version, m.Commits, m.RowsWritten, reason})
 	}
 	return res, nil
 }

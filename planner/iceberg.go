@@ -219,7 +219,7 @@ func icebergSchema(cols []ColumnDef) (*arrow.Schema, error) {
 }
 
 // shownStatement is the definition as SHOW CREATE SINK shows it: the
-// secrets among catalog.* values masked (tableformat/iceberg decides what
+// storage.* secrets and the secrets among catalog.* values masked (tableformat/iceberg decides what
 // a secret is: tokens, passwords, keys, credentials, passwords in URIs).
 // The registry keeps the real values, to open the catalog again.
 func shownStatement(def *CreateSink) string {
@@ -227,6 +227,10 @@ func shownStatement(def *CreateSink) string {
 	c.IfNotExists = false
 	c.Options = slices.Clone(def.Options)
 	for i, o := range c.Options {
+		if v, masked := maskStorageSecret(o.Key, o.Value); masked {
+			c.Options[i].Value, c.Options[i].Kind = v, OptionString
+			continue
+		}
 		k, ok := strings.CutPrefix(o.Key, catalogPrefix)
 		if !ok {
 			continue

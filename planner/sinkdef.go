@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // ErrLocation marks a location that is refused: outside the allowed roots,
@@ -28,18 +31,30 @@ var ErrOption = errors.New("bad sink option")
 // ErrNotSupported marks a statement or feature lakesql does not do yet.
 var ErrNotSupported = errors.New("not supported yet")
 
-// resolveLocation turns a written location into an absolute, clean path and
+// resolveLocation turns a written location into an absolute, clean path or
+// a canonical object storage location, relative ones under tableRoot, and
 // checks that it stays within one of the allowed roots.
-func resolveLocation(dataDir string, roots []string, loc string) (string, error) {
+func resolveLocation(tableRoot string, roots []string, loc string) (string, error) {
 	if strings.TrimSpace(loc) == "" {
 		return "", fmt.Errorf("%w: the location is empty", ErrLocation)
 	}
+	if objectstore.IsLocation(loc) {
+		return resolveObjectLocation(roots, loc)
+	}
+	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) && !strings.Contains(loc, "://") {
+		rel := path.Clean(filepath.ToSlash(loc))
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			return "", fmt.Errorf("%w: location %q leaves the table root %s", ErrLocation, loc, tableRoot)
+		}
+		return resolveObjectLocation(roots, tableRoot+"/"+rel)
+	}
 	if strings.Contains(loc, "://") {
-		return "", fmt.Errorf("%w: location %q: only local paths are supported yet", ErrLocation, loc)
+		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
+			strings.Join(objectstore.Schemes, ", "))
 	}
 	p := loc
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(dataDir, p)
+		p = filepath.Join(tableRoot, p)
 	}
 	p = filepath.Clean(p)
 	for _, r := range roots {
@@ -71,10 +86,12 @@ type sinkOptions struct {
 	// without their prefix.
 	formatVersion int
 	catalog       map[string]string
+	// Delta on object storage: the storage.* options, keys in full.
+	storage map[string]string
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -93,6 +110,19 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 				so.catalog = map[string]string{}
 			}
 			so.catalog[k] = o.Value
+			continue
+		}
+		if strings.HasPrefix(o.Key, storagePrefix) {
+			if format == FormatIceberg {
+				return so, bad("storage options are for Delta sinks; an Iceberg table's storage is its catalog's (catalog.s3.* properties)")
+			}
+			if so.storage == nil {
+				so.storage = map[string]string{}
+			}
+			so.storage[o.Key] = o.Value
+			if err := objectstore.CheckOption(o.Key, o.Value); err != nil {
+				return so, fmt.Errorf("%w: %w", ErrOption, err)
+			}
 			continue
 		}
 		switch o.Key {
@@ -249,6 +279,23 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (s
 		return cfg, nil
 	}
 	cfg.Provider = e.provider
+	switch {
+	case objectstore.IsLocation(path):
+		storage := maps.Clone(e.opts.Storage)
+		if storage == nil {
+			storage = map[string]string{}
+		}
+		maps.Copy(storage, so.storage)
+		if _, err := objectstore.FromProperties(storage); err != nil {
+			return sqlsink.Config{}, fmt.Errorf("%w: %w", ErrOption, err)
+		}
+		if cfg.Provider, err = e.deltaProvider(storage); err != nil {
+			return sqlsink.Config{}, err
+		}
+	case len(so.storage) > 0:
+		return sqlsink.Config{}, fmt.Errorf("%w: storage options are for object storage locations (s3://, gs://, azblob://), not the local path %s",
+			ErrOption, path)
+	}
 	cfg.Table.Name = path
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)

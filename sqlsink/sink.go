@@ -451,11 +451,19 @@ func (s *Sink) LastCommittedEpoch() (int64, bool) {
 // Metrics returns the sink's counters.
 func (s *Sink) Metrics() Metrics { return s.counters.snapshot() }
 
-// Health is derived from the sink's state.
+// Health is derived from the sink's state, and from its table's storage
+// when the provider can tell (an open circuit breaker makes a healthy
+// sink degraded).
 func (s *Sink) Health() Health {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m.Health()
+	h := s.m.Health()
+	s.mu.Unlock()
+	if hc, ok := s.cfg.Provider.(catalogadapter.HealthChecker); ok && h.Status == Healthy {
+		if degraded, reason := hc.Health(s.cfg.Table); degraded {
+			return Health{Status: Degraded, Reason: reason}
+		}
+	}
+	return h
 }
 
 // Capabilities says what the sink does as configured.

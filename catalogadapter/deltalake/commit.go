@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -37,7 +35,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		}
 		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", tpath, err)
 	}
-	adds, err := decodeReceipts(tpath, receipts)
+	adds, err := decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
 	}
@@ -128,7 +126,7 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 		if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
 			return nil, fmt.Errorf("%w: the table is append-only (delta.appendOnly): files cannot be removed", catalogadapter.ErrInvalid)
 		}
-		root := filepath.ToSlash(snap.Table().Storage().LocalPath(""))
+		root := snap.Table().Storage().URI()
 		live := make(map[string]*delta.Add, len(snap.Files()))
 		for _, f := range snap.Files() {
 			live[delta.CanonicalPath(root, f.Path)] = f
@@ -223,13 +221,13 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 // decodeReceipts reads the add actions out of the receipts and checks that
 // each names a staged data file inside the table that is really there: a
 // bad receipt must not make the table point at a missing or foreign file.
-func decodeReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
-	adds, err := parseReceipts(root, receipts)
+func decodeReceipts(ctx context.Context, store delta.Storage, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
+	adds, err := parseReceipts(store.URI(), receipts)
 	if err != nil {
 		return nil, err
 	}
 	for i, a := range adds {
-		if err := checkStaged(root, a); err != nil {
+		if err := checkStaged(ctx, store, a); err != nil {
 			return nil, fmt.Errorf("%w: staged file %d: %w", catalogadapter.ErrInvalid, i, err)
 		}
 	}
@@ -253,7 +251,7 @@ func parseReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add
 			if err := checkAdd(a); err != nil {
 				return nil, fmt.Errorf("%w: receipt %d, file %d: %w", catalogadapter.ErrInvalid, i, j, err)
 			}
-			k := delta.CanonicalPath(filepath.ToSlash(root), a.Path)
+			k := delta.CanonicalPath(root, a.Path)
 			if seen[k] {
 				return nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, a.Path)
 			}
@@ -283,23 +281,20 @@ func checkAdd(a *delta.Add) error {
 }
 
 // checkStaged checks that a's file is there, as big as the receipt says.
-func checkStaged(root string, a *delta.Add) error {
+func checkStaged(ctx context.Context, store delta.Storage, a *delta.Add) error {
 	rel, err := stagedPath(a.Path)
 	if err != nil {
 		return err
 	}
-	info, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	info, err := store.Stat(ctx, rel)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, delta.ErrNotFound) {
 			return fmt.Errorf("%s is missing", a.Path)
 		}
 		return fmt.Errorf("%s: %w", a.Path, err)
 	}
-	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", a.Path)
-	}
-	if info.Size() != a.Size {
-		return fmt.Errorf("%s has %d bytes, the receipt says %d", a.Path, info.Size(), a.Size)
+	if info.Size != a.Size {
+		return fmt.Errorf("%s has %d bytes, the receipt says %d", a.Path, info.Size, a.Size)
 	}
 	return nil
 }
@@ -362,7 +357,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return err
 	}
-	adds, err := parseReceipts(tpath, receipts)
+	adds, err := parseReceipts(t.Storage().URI(), receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
@@ -373,7 +368,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return fmt.Errorf("discard staged files: %w", readError(tpath, err))
 	}
-	root := filepath.ToSlash(tpath)
+	root := t.Storage().URI()
 	kept := map[string]bool{}
 	for _, f := range snap.Files() {
 		kept[delta.CanonicalPath(root, f.Path)] = true
@@ -384,7 +379,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 			doomed = append(doomed, a)
 		}
 	}
-	if err := t.DeleteFiles(doomed); err != nil {
+	if err := t.DeleteFiles(ctx, doomed); err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
 	return nil

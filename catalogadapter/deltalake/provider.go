@@ -1,6 +1,8 @@
 // Package deltalake is the Delta Lake backend of catalogadapter for
-// path-based tables on the local file system. The table log is read and
-// written by tableformat/delta; DuckDB writes and reads the Parquet files.
+// path-based tables, on the local file system or on object storage
+// (s3://, gs://, azblob:// through tableformat/objectstore). The table log
+// is read and written by tableformat/delta; DuckDB writes and reads the
+// Parquet files.
 package deltalake
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/tableformat/delta"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // Compile-time checks of the interfaces the sink looks for.
@@ -28,6 +31,7 @@ var (
 	_ catalogadapter.Scanner       = (*Provider)(nil)
 	_ catalogadapter.EpochRecorder = (*Provider)(nil)
 	_ catalogadapter.Discarder     = (*Provider)(nil)
+	_ catalogadapter.HealthChecker = (*Provider)(nil)
 )
 
 // Defaults of Options fields left at zero.
@@ -55,6 +59,12 @@ type Options struct {
 	// this provider creates, unless their properties set it (0: the table
 	// default).
 	CheckpointInterval int
+	// ObjectStorage configures the tables on object storage; its zero
+	// value takes credentials and region from the environment.
+	ObjectStorage objectstore.Options
+	// WrapStorage, when set, wraps every table's storage: a place for
+	// instrumentation, and for tests to inject storage faults.
+	WrapStorage func(delta.Storage) delta.Storage
 }
 
 // Provider serves Delta tables named by their absolute directory path. Any
@@ -68,6 +78,11 @@ type Provider struct {
 	opts  Options
 	creds *catalogadapter.CredentialCache
 	snaps snapshotCache
+
+	// stores holds the open object stores by location: each keeps its
+	// circuit breaker, which must outlive a single call.
+	storesMu sync.Mutex
+	stores   map[string]*objectstore.Store
 
 	// noCache makes every read replay the log from its checkpoint, as
 	// before the cache; the benchmarks compare the two.
@@ -103,8 +118,9 @@ func New(db *sql.DB, opts Options) *Provider {
 }
 
 // tablePath checks that id names a path-based table: an absolute, clean
-// directory path and nothing else. Relative paths are refused because they
-// would resolve against whatever the process's working directory is.
+// directory path, or an object storage location (returned in canonical
+// form), and nothing else. Relative paths are refused because they would
+// resolve against whatever the process's working directory is.
 func tablePath(id catalogadapter.TableIdent) (string, error) {
 	if err := id.Validate(); err != nil {
 		return "", err
@@ -114,6 +130,16 @@ func tablePath(id catalogadapter.TableIdent) (string, error) {
 			catalogadapter.ErrInvalid, id.Catalog, id.Namespace)
 	}
 	p := id.Name
+	if objectstore.IsLocation(p) {
+		loc, err := objectstore.ParseLocation(p)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
+		}
+		if loc.Prefix == "" {
+			return "", fmt.Errorf("%w: table location %q is a bucket root; name a folder in it", catalogadapter.ErrInvalid, p)
+		}
+		return loc.String(), nil
+	}
 	switch {
 	case !filepath.IsAbs(p):
 		return "", fmt.Errorf("%w: table path %q is not absolute", catalogadapter.ErrInvalid, p)
@@ -125,17 +151,71 @@ func tablePath(id catalogadapter.TableIdent) (string, error) {
 	return p, nil
 }
 
-// table returns the Delta table at id's path.
+// table returns the Delta table at id's location.
 func (p *Provider) table(id catalogadapter.TableIdent) (*delta.Table, string, error) {
 	path, err := tablePath(id)
 	if err != nil {
 		return nil, "", err
 	}
-	store, err := delta.NewLocalStorage(path)
-	if err != nil {
+	var store delta.Storage
+	if objectstore.IsLocation(path) {
+		if store, err = p.objectStore(path); err != nil {
+			return nil, "", err
+		}
+	} else if store, err = delta.NewLocalStorage(path); err != nil {
 		return nil, "", fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
 	}
+	if p.opts.WrapStorage != nil {
+		store = p.opts.WrapStorage(store)
+	}
 	return delta.NewTable(store), path, nil
+}
+
+// objectStore returns the open store of loc, opening it on first use.
+func (p *Provider) objectStore(loc string) (*objectstore.Store, error) {
+	p.storesMu.Lock()
+	defer p.storesMu.Unlock()
+	if s, ok := p.stores[loc]; ok {
+		return s, nil
+	}
+	s, err := objectstore.Open(context.Background(), loc, p.opts.ObjectStorage)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
+	}
+	if p.stores == nil {
+		p.stores = map[string]*objectstore.Store{}
+	}
+	p.stores[loc] = s
+	return s, nil
+}
+
+// Health implements catalogadapter.HealthChecker: a table on object
+// storage is degraded while its store's circuit breaker is open.
+func (p *Provider) Health(id catalogadapter.TableIdent) (degraded bool, reason string) {
+	path, err := tablePath(id)
+	if err != nil {
+		return false, ""
+	}
+	p.storesMu.Lock()
+	s := p.stores[path]
+	p.storesMu.Unlock()
+	if s == nil {
+		return false, ""
+	}
+	h := s.Health()
+	return h.Degraded, h.Reason
+}
+
+// Close releases the object stores.
+func (p *Provider) Close() error {
+	p.storesMu.Lock()
+	defer p.storesMu.Unlock()
+	var errs []error
+	for _, s := range p.stores {
+		errs = append(errs, s.Close())
+	}
+	p.stores = nil
+	return errors.Join(errs...)
 }
 
 // latest opens the newest snapshot of the table at id.

@@ -143,7 +143,7 @@ func (p *Provider) stage(ctx context.Context, path string, t *delta.Table, snap 
 		return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w", path, err)
 	}
 	if err := checkNotNull(snap, adds); err != nil {
-		if derr := t.DeleteFiles(adds); derr != nil {
+		if derr := t.DeleteFiles(context.WithoutCancel(ctx), adds); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w", path, err)

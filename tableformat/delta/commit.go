@@ -61,10 +61,11 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 		return nil, fmt.Errorf("create table: %w", err)
 	}
 	proto := &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	txnID := uuid.NewString()
 	actions := []Action{
 		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
 			"partitionBy": opts.PartitionColumns,
-		})},
+		}, txnID)},
 		{Protocol: proto},
 		{MetaData: md},
 	}
@@ -72,7 +73,7 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 	if err != nil {
 		return nil, err
 	}
-	if err := store.PutIfAbsent(ctx, commitKey(0), data); err != nil {
+	if err := putEntry(ctx, store, commitKey(0), data, txnID); err != nil {
 		if errors.Is(err, ErrVersionExists) {
 			return nil, fmt.Errorf("create table: %w", ErrTableExists)
 		}
@@ -113,11 +114,15 @@ func nowFunc(f func() time.Time) func() time.Time {
 	return f
 }
 
-func commitInfo(now time.Time, op string, params map[string]any) map[string]any {
+// commitInfo builds the entry's commitInfo. txnID (Spark's field of that
+// name) is unique per Commit call: it tells our own entry from another
+// writer's when a put's outcome has to be read back.
+func commitInfo(now time.Time, op string, params map[string]any, txnID string) map[string]any {
 	ci := map[string]any{
 		"timestamp":  now.UnixMilli(),
 		"operation":  op,
 		"engineInfo": EngineInfo,
+		"txnId":      txnID,
 	}
 	if len(params) > 0 {
 		// Spark stores operation parameters as JSON strings; readers expect that.
@@ -175,14 +180,14 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		op = "WRITE"
 	}
 	all := make([]Action, 0, len(actions)+1)
-	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters)})
+	txnID := uuid.NewString()
+	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters, txnID)})
 	all = append(all, actions...)
 	data, err := EncodeActions(all)
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
 	}
-	store := s.table.store
-	if err := store.PutIfAbsent(ctx, commitKey(version), data); err != nil {
+	if err := putEntry(ctx, s.table.store, commitKey(version), data, txnID); err != nil {
 		if errors.Is(err, ErrVersionExists) {
 			return CommitResult{}, s.conflict(ctx, version)
 		}
@@ -203,6 +208,54 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		res.Checkpointed = res.CheckpointErr == nil
 	}
 	return res, nil
+}
+
+// unknownRetries bounds the puts of one entry whose earlier puts failed
+// without landing.
+const unknownRetries = 3
+
+// putEntry writes a log entry with put-if-absent. A put that fails may
+// still have landed (a timeout after the store took it), so its outcome is
+// never guessed: the entry is read back. Ours (our txnID) is a success,
+// another writer's is ErrVersionExists, none means the put did not land
+// and is tried again. When even the read fails the state is unknown
+// (ErrCommitUnknown).
+func putEntry(ctx context.Context, store Storage, key string, data []byte, txnID string) error {
+	for try := 0; ; try++ {
+		err := store.PutIfAbsent(ctx, key, data)
+		if err == nil {
+			return nil
+		}
+		existing, rerr := store.Get(context.WithoutCancel(ctx), key)
+		switch {
+		case rerr == nil && entryTxnID(existing) == txnID:
+			return nil // an earlier put of ours landed
+		case rerr == nil:
+			return fmt.Errorf("put %s: %w", key, ErrVersionExists)
+		case errors.Is(rerr, ErrNotFound) && errors.Is(err, ErrVersionExists):
+			return fmt.Errorf("%w, yet it cannot be read: %w", err, rerr)
+		case errors.Is(rerr, ErrNotFound) && try < unknownRetries && ctx.Err() == nil:
+			continue // the put did not land
+		case errors.Is(rerr, ErrNotFound):
+			return err
+		}
+		return fmt.Errorf("%w: the put failed (%w) and reading the entry back failed (%v)", ErrCommitUnknown, err, rerr)
+	}
+}
+
+// entryTxnID returns commitInfo.txnId of a log entry, or "".
+func entryTxnID(data []byte) string {
+	actions, err := ParseActions(data)
+	if err != nil {
+		return ""
+	}
+	for _, a := range actions {
+		if a.CommitInfo != nil {
+			id, _ := a.CommitInfo["txnId"].(string)
+			return id
+		}
+	}
+	return ""
 }
 
 // checkActions refuses actions this table must not receive.

@@ -192,11 +192,11 @@ func TestCommitRaceGoroutines(t *testing.T) {
 			t.Errorf("round %d: conflict message does not name the version: %v", r, lerr)
 		}
 		// The log entry is exactly what the winner wrote.
-		want, err := EncodeActions(append([]Action{{CommitInfo: commitInfo(at[w].now, "WRITE", nil)}}, at[w].actions...))
+		got, _ := ctReadCommit(t, store, r)
+		want, err := EncodeActions(append([]Action{{CommitInfo: commitInfo(at[w].now, "WRITE", nil, entryTxnID(got))}}, at[w].actions...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := ctReadCommit(t, store, r)
 		if !bytes.Equal(want, got) {
 			t.Fatalf("round %d: commit file is not the winner's:\nwant %s\ngot  %s", r, want, got)
 		}

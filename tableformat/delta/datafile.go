@@ -2,6 +2,7 @@ package delta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -60,17 +61,36 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
 		}
 	}
-	root := s.table.store.LocalPath("")
+	store := s.table.store
+	root := store.StagingDir()
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
 	token := strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
 	adds, err := s.copyFiles(ctx, q, query, cols, root, token, target, schema, parts)
+	if err == nil {
+		err = publish(ctx, store, root, adds)
+	}
 	if err != nil {
 		removeWritten(root, token)
-		return nil, err
+		return nil, errors.Join(err, s.table.DeleteFiles(context.WithoutCancel(ctx), adds))
 	}
 	return adds, nil
+}
+
+// publish puts the files DuckDB wrote under the staging dir at their keys
+// (nothing to do on local storage, where they were written in place).
+func publish(ctx context.Context, store Storage, root string, adds []*Add) error {
+	for _, a := range adds {
+		key, err := url.PathUnescape(a.Path)
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", a.Path, err)
+		}
+		if err := store.PutFile(ctx, key, filepath.Join(root, filepath.FromSlash(key))); err != nil {
+			return fmt.Errorf("publish data file: %w", err)
+		}
+	}
+	return nil
 }
 
 // removeWritten deletes the files a failed write left, found by its token.
@@ -165,14 +185,14 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 }
 
 // DeleteFiles removes staged data files that will not be committed.
-func (t *Table) DeleteFiles(adds []*Add) error {
+func (t *Table) DeleteFiles(ctx context.Context, adds []*Add) error {
 	var first error
 	for _, a := range adds {
-		p, err := t.filePath(a.Path)
+		key, err := t.fileKey(a.Path)
 		if err == nil {
-			err = os.Remove(p)
+			err = t.store.Delete(ctx, key)
 		}
-		if err != nil && !os.IsNotExist(err) && first == nil {
+		if err != nil && first == nil {
 			first = fmt.Errorf("delete staged file %s: %w", a.Path, err)
 		}
 	}

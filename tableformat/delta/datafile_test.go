@@ -52,7 +52,7 @@ func TestWriteFilesStatsAndPartitions(t *testing.T) {
 			key = *v
 		}
 		byPart[key] = a
-		p, err := NewTable(store).filePath(a.Path)
+		p, err := NewTable(store).filePath(context.Background(), a.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

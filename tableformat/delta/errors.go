@@ -22,6 +22,12 @@ var (
 	ErrVersionExists = errors.New("object already exists")
 	// ErrNotFound is returned by Storage when an object does not exist.
 	ErrNotFound = errors.New("object not found")
+	// ErrCommitUnknown is returned by Commit when writing a log entry failed
+	// in a way that may hide success (a timeout after the object landed) and
+	// reading the entry back failed too. The commit may or may not be in the
+	// log: the caller must read the table again before anything else, and
+	// must not delete the commit's files.
+	ErrCommitUnknown = errors.New("Delta commit state unknown")
 	// ErrTableExists is returned by Create when the location already holds a table.
 	ErrTableExists = errors.New("Delta table already exists")
 )

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -52,13 +53,11 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		parts[c] = true
 	}
 	var plain, withDV []*Add
-	paths := make(map[*Add]string, len(files))
+	paths, err := s.table.localPaths(ctx, files)
+	if err != nil {
+		return "", err
+	}
 	for _, f := range files {
-		p, err := s.table.filePath(f.Path)
-		if err != nil {
-			return "", err
-		}
-		paths[f] = p
 		if f.DeletionVector != nil {
 			withDV = append(withDV, f)
 		} else {
@@ -288,10 +287,72 @@ func parquetColumns(ctx context.Context, q Querier, paths []string) (map[string]
 	return out, rows.Err()
 }
 
-// filePath resolves an add action's path to a local file path.
-func (t *Table) filePath(p string) (string, error) {
+// fetchers bounds the files localPaths fetches at once from object storage.
+const fetchers = 8
+
+// localPaths resolves the files to local paths, fetching up to fetchers
+// at a time (a no-op on local storage).
+func (t *Table) localPaths(ctx context.Context, files []*Add) (map[*Add]string, error) {
+	if !strings.Contains(t.store.URI(), "://") {
+		out := make(map[*Add]string, len(files))
+		for _, f := range files {
+			p, err := t.filePath(ctx, f.Path)
+			if err != nil {
+				return nil, err
+			}
+			out[f] = p
+		}
+		return out, nil
+	}
+	paths := make([]string, len(files))
+	errs := make([]error, len(files))
+	sem := make(chan struct{}, fetchers)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			paths[i], errs[i] = t.filePath(ctx, f.Path)
+		}()
+	}
+	wg.Wait()
+	out := make(map[*Add]string, len(files))
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[f] = paths[i]
+	}
+	return out, nil
+}
+
+// fileKey turns a relative add path into its storage key; absolute paths
+// and URIs are refused (DeleteFiles only deletes what WriteFiles wrote).
+func (t *Table) fileKey(p string) (string, error) {
 	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+		return "", fmt.Errorf("%s is not relative to the table", p)
+	}
+	rel, err := url.PathUnescape(p)
+	if err != nil {
+		return "", corrupt("data file path %q: %v", p, err)
+	}
+	if strings.HasPrefix(rel, "/") {
+		return "", fmt.Errorf("%s is not relative to the table", p)
+	}
+	return rel, nil
+}
+
+// filePath resolves an add action's path to a local file path: files of
+// the table's own storage through LocalFile (a download on object
+// storage), absolute file URIs and paths as they are.
+func (t *Table) filePath(ctx context.Context, p string) (string, error) {
+	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+		root := t.store.URI()
 		if u.Scheme != "file" {
+			if rel, ok := strings.CutPrefix(CanonicalPath(root, p), strings.TrimSuffix(root, "/")+"/"); ok && strings.Contains(root, "://") {
+				return t.store.LocalFile(ctx, rel)
+			}
 			return "", unsupported("data file on %q storage: %s", u.Scheme, p)
 		}
 		return u.Path, nil
@@ -303,7 +364,7 @@ func (t *Table) filePath(p string) (string, error) {
 	if strings.HasPrefix(rel, "/") {
 		return rel, nil
 	}
-	return t.store.LocalPath(rel), nil
+	return t.store.LocalFile(ctx, rel)
 }
 
 // prepareSQL is what PrepareDuckDB runs. SET GLOBAL covers the sessions

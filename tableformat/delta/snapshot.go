@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -117,7 +116,7 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 	if err != nil {
 		return nil, err
 	}
-	st := newLogState(filepath.ToSlash(t.store.LocalPath("")))
+	st := newLogState(t.store.URI())
 	var last []byte // the log entry of seg.version, for the snapshot's ident
 	if len(seg.checkpoint) > 0 {
 		actions, err := t.readCheckpoint(ctx, seg.checkpoint, !withTombstones)

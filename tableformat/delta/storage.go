@@ -31,9 +31,26 @@ type Storage interface {
 	Put(ctx context.Context, key string, data []byte) error
 	// Delete removes an object; deleting a missing object is not an error.
 	Delete(ctx context.Context, key string) error
-	// LocalPath returns the file system path of key, for readers (DuckDB) that
-	// open files themselves.
-	LocalPath(key string) string
+	// Stat returns the object's size, or an error wrapping ErrNotFound.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// URI names the table root: an absolute slash-separated local path, or
+	// scheme://bucket/prefix. It identifies the table, and relative paths
+	// in the log resolve against it.
+	URI() string
+
+	// Data files are written by DuckDB, which only writes local files: into
+	// StagingDir, then published under their key by PutFile. Readers open
+	// local files too: LocalFile gives one holding an object's bytes.
+
+	// StagingDir is the local directory new data files are written into,
+	// at the relative path their key will have. For local storage it is the
+	// table root itself.
+	StagingDir() string
+	// PutFile publishes the local file path, written under StagingDir, as
+	// key. The local file may be moved or removed by it.
+	PutFile(ctx context.Context, key, path string) error
+	// LocalFile returns the path of a local file holding the object's bytes.
+	LocalFile(ctx context.Context, key string) (string, error)
 }
 
 // ObjectInfo describes one listed object.
@@ -56,9 +73,51 @@ func NewLocalStorage(dir string) (*LocalStorage, error) {
 	return &LocalStorage{Root: abs}, nil
 }
 
-// LocalPath implements Storage.
+// LocalPath returns the file system path of key.
 func (s *LocalStorage) LocalPath(key string) string {
 	return filepath.Join(s.Root, filepath.FromSlash(key))
+}
+
+// URI implements Storage.
+func (s *LocalStorage) URI() string { return filepath.ToSlash(s.Root) }
+
+// StagingDir implements Storage: files are written in place.
+func (s *LocalStorage) StagingDir() string { return s.Root }
+
+// LocalFile implements Storage.
+func (s *LocalStorage) LocalFile(_ context.Context, key string) (string, error) {
+	return s.LocalPath(key), nil
+}
+
+// PutFile implements Storage. A file written under StagingDir already is
+// at its key; any other is moved there.
+func (s *LocalStorage) PutFile(_ context.Context, key, path string) error {
+	dst := s.LocalPath(key)
+	if filepath.Clean(path) == dst {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := os.Rename(path, dst); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Stat implements Storage.
+func (s *LocalStorage) Stat(_ context.Context, key string) (ObjectInfo, error) {
+	info, err := os.Stat(s.LocalPath(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return ObjectInfo{}, fmt.Errorf("stat %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return ObjectInfo{}, fmt.Errorf("stat %s: %w", key, err)
+	}
+	if !info.Mode().IsRegular() {
+		return ObjectInfo{}, fmt.Errorf("stat %s: not a regular file", key)
+	}
+	return ObjectInfo{Key: key, Size: info.Size()}, nil
 }
 
 // Get implements Storage.

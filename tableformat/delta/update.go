@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -27,7 +26,7 @@ const maxUpdateCommits = 100
 // based on Latest, and a stale one still loses its put-if-absent race.
 func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 	if prev == nil || prev.ident == nil || prev.byKey == nil || prev.table == nil ||
-		prev.table.store.LocalPath("") != t.store.LocalPath("") {
+		prev.table.store.URI() != t.store.URI() {
 		return t.Latest(ctx)
 	}
 	var entries [][]byte
@@ -85,7 +84,7 @@ func entryIdent(data []byte) *[sha256.Size]byte {
 // cost follows the live files (a map copy), not the size of the checkpoint.
 func (s *Snapshot) advance(t *Table, commits []Commit, ident *[sha256.Size]byte) (*Snapshot, error) {
 	st := &logState{
-		root:       strings.TrimSuffix(filepath.ToSlash(t.store.LocalPath("")), "/"),
+		root:       strings.TrimSuffix(t.store.URI(), "/"),
 		files:      maps.Clone(s.byKey),
 		tombstones: map[string]*Remove{},
 		txns:       maps.Clone(s.txns),
