@@ -228,7 +228,7 @@ func decodeReceipts(ctx context.Context, store delta.Storage, receipts []catalog
 	}
 	for i, a := range adds {
 		if err := checkStaged(ctx, store, a); err != nil {
-			return nil, fmt.Errorf("%w: staged file %d: %w", catalogadapter.ErrInvalid, i, err)
+			return nil, fmt.Errorf("staged file %d: %w", i, err)
 		}
 	}
 	return adds, nil
@@ -281,20 +281,22 @@ func checkAdd(a *delta.Add) error {
 }
 
 // checkStaged checks that a's file is there, as big as the receipt says.
+// A bad receipt is ErrInvalid; a storage that cannot answer is not (the
+// commit may be retried).
 func checkStaged(ctx context.Context, store delta.Storage, a *delta.Add) error {
 	rel, err := stagedPath(a.Path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
 	}
 	info, err := store.Stat(ctx, rel)
 	if err != nil {
 		if errors.Is(err, delta.ErrNotFound) {
-			return fmt.Errorf("%s is missing", a.Path)
+			return fmt.Errorf("%w: %s is missing", catalogadapter.ErrInvalid, a.Path)
 		}
-		return fmt.Errorf("%s: %w", a.Path, err)
+		return fmt.Errorf("check %s: %w", a.Path, err)
 	}
 	if info.Size != a.Size {
-		return fmt.Errorf("%s has %d bytes, the receipt says %d", a.Path, info.Size, a.Size)
+		return fmt.Errorf("%w: %s has %d bytes, the receipt says %d", catalogadapter.ErrInvalid, a.Path, info.Size, a.Size)
 	}
 	return nil
 }

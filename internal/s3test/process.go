@@ -58,6 +58,8 @@ func (s *Server) prepareDirs(forceSidecar bool) error {
 //	--port 127.0.0.1:PORT  loopback only; the default is every interface on 7070
 //	--access/--secret      the root account, the only one (no IAM configured)
 //	--region               what SigV4 signatures must be scoped to
+//	--keep-alive           keep HTTP connections open, as S3 does; without
+//	                       it every request pays a new connection
 //	posix [--sidecar DIR] DATADIR
 //	                       files as objects; --sidecar keeps metadata in
 //	                       files where user xattrs are missing (the default
@@ -68,6 +70,7 @@ func (s *Server) args() []string {
 		"--access", s.AccessKey,
 		"--secret", s.SecretKey,
 		"--region", s.Region,
+		"--keep-alive",
 		"posix",
 	}
 	if s.Metadata == MetaSidecar {

@@ -50,12 +50,16 @@ func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 	// found means the entries after prev were cleaned up, not never written:
 	// committing on prev would then put a version below the checkpoint,
 	// where no reader looks.
+	// The two reads are independent: on object storage, one round trip
+	// instead of two.
 	end := prev.Version + int64(len(entries))
+	cleaned := make(chan bool, 1)
+	go func() {
+		lc, ok := t.readLastCheckpoint(ctx)
+		cleaned <- ok && lc.Version > end
+	}()
 	cur, err := t.store.Get(ctx, commitKey(prev.Version))
-	if err != nil || *entryIdent(cur) != *prev.ident {
-		return t.Latest(ctx)
-	}
-	if lc, ok := t.readLastCheckpoint(ctx); ok && lc.Version > end {
+	if <-cleaned || err != nil || *entryIdent(cur) != *prev.ident {
 		return t.Latest(ctx)
 	}
 	if len(entries) == 0 {

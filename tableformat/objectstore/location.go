@@ -8,6 +8,7 @@
 package objectstore
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -44,19 +45,27 @@ type Location struct {
 // empty segments; "." and ".." segments are refused, as are queries and
 // fragments (options go into WITH, not into the URL).
 func ParseLocation(loc string) (Location, error) {
+	// Errors show the location without the user info a careless URL may
+	// carry (s3://KEY:SECRET@bucket/...): it is refused, never repeated.
+	shown := redactUserinfo(loc)
 	u, err := url.Parse(loc)
 	if err != nil {
-		return Location{}, fmt.Errorf("object storage location %q: %w", loc, err)
+		// url.Error quotes the whole URL: keep only its reason.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return Location{}, fmt.Errorf("object storage location %q: %w", shown, err)
 	}
 	l := Location{Scheme: strings.ToLower(u.Scheme), Bucket: u.Host}
 	if !IsLocation(loc) {
-		return Location{}, fmt.Errorf("object storage location %q: scheme must be one of %s", loc, strings.Join(Schemes, ", "))
+		return Location{}, fmt.Errorf("object storage location %q: scheme must be one of %s", shown, strings.Join(Schemes, ", "))
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return Location{}, fmt.Errorf("object storage location %q: no credentials, query or fragment allowed in the URL (use WITH storage.* options)", loc)
+		return Location{}, fmt.Errorf("object storage location %q: no credentials, query or fragment allowed in the URL (use WITH storage.* options)", shown)
 	}
 	if l.Bucket == "" {
-		return Location{}, fmt.Errorf("object storage location %q: no bucket", loc)
+		return Location{}, fmt.Errorf("object storage location %q: no bucket", shown)
 	}
 	var segs []string
 	for _, s := range strings.Split(u.Path, "/") {
@@ -64,12 +73,30 @@ func ParseLocation(loc string) (Location, error) {
 		case "":
 			continue
 		case ".", "..":
-			return Location{}, fmt.Errorf("object storage location %q: %q segments are not allowed", loc, s)
+			return Location{}, fmt.Errorf("object storage location %q: %q segments are not allowed", shown, s)
 		}
 		segs = append(segs, s)
 	}
 	l.Prefix = strings.Join(segs, "/")
 	return l, nil
+}
+
+// redactUserinfo replaces the user info of scheme://userinfo@host/... by
+// Mask; other strings are returned as they are.
+func redactUserinfo(loc string) string {
+	scheme, rest, ok := strings.Cut(loc, "://")
+	if !ok {
+		return loc
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return loc
+	}
+	return scheme + "://" + Mask + rest[at:]
 }
 
 // String is the canonical form, scheme://bucket/prefix.

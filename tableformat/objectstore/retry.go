@@ -39,9 +39,12 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // BaseDelay·2^attempt, capped at MaxDelay. Full jitter spreads writers
 // that failed together, so they do not retry together.
 func (p RetryPolicy) delay(attempt int) time.Duration {
+	// min(BaseDelay<<attempt, MaxDelay), compared before shifting: the
+	// shift itself can overflow (an hour shifted 22 times does) into a
+	// bound that is not positive, on which rand.Int64N panics.
 	d := p.MaxDelay
-	if attempt < 30 {
-		d = min(p.BaseDelay<<attempt, p.MaxDelay)
+	if p.BaseDelay <= p.MaxDelay>>attempt {
+		d = p.BaseDelay << attempt
 	}
 	return time.Duration(rand.Int64N(int64(d)) + 1)
 }

@@ -159,11 +159,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]delta.Ob
 			if obj.IsDir {
 				continue
 			}
-			k := strings.TrimPrefix(obj.Key, s.key(""))
-			if s.loc.Prefix != "" {
-				k = strings.TrimPrefix(obj.Key, s.loc.Prefix+"/")
-			}
-			if k > startAfter {
+			if k := strings.TrimPrefix(obj.Key, s.key("")); k > startAfter {
 				out = append(out, delta.ObjectInfo{Key: k, Size: obj.Size})
 			}
 		}
