@@ -39,6 +39,7 @@ const SummaryOperation = "lakesql.operation"
 //     (AssertRefSnapshotID), and on a lost race backs off and goes round
 //     again, at most MaxRetries times, then gives up with ErrConflict.
 func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt, opts catalogadapter.CommitOptions) (catalogadapter.CommitOutcome, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	fail := func(err error) (catalogadapter.CommitOutcome, error) {
 		err = mapErr(p.cat.Scrub(err))
 		if opts.Epoch >= 0 && opts.WriterID != "" {
@@ -171,9 +172,12 @@ func checkRemoves(removes []string, staged []icetable.StagedFile) error {
 }
 
 // Discard implements catalogadapter.Discarder: it deletes staged files that
-// will not be committed. Files the current snapshot references are kept,
-// so discarding the receipts of a commit that did land loses nothing.
+// will not be committed. Files the current snapshot's manifests reference
+// are kept, so discarding the receipts of a commit that did land loses
+// nothing (delete files that apply to no data file included: a scan plan
+// leaves those out, the manifests do not).
 func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt) error {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	staged, err := decodeReceipts(receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", id, err)
@@ -185,7 +189,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", id, err)
 	}
-	live, err := liveFiles(ctx, tbl)
+	live, err := icetable.ReferencedFiles(ctx, tbl)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", id, err)
 	}
@@ -195,31 +199,10 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 			paths = append(paths, s.Path)
 		}
 	}
-	if err := removePaths(ctx, tbl, paths); err != nil {
+	if err := p.removePaths(ctx, tbl, paths); err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", id, err)
 	}
 	return nil
-}
-
-// liveFiles is every data and delete file the current snapshot uses.
-func liveFiles(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
-	out := map[string]bool{}
-	if tbl.CurrentSnapshot() == nil {
-		return out, nil
-	}
-	tasks, err := tbl.Scan().PlanFiles(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tasks {
-		out[t.File.FilePath()] = true
-		for _, group := range [][]ice.DataFile{t.DeleteFiles, t.EqualityDeleteFiles, t.DeletionVectorFiles} {
-			for _, d := range group {
-				out[d.FilePath()] = true
-			}
-		}
-	}
-	return out, nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
@@ -230,12 +213,13 @@ func (p *Provider) removeFiles(ctx context.Context, tbl *table.Table, files []ic
 	for i, f := range files {
 		paths[i] = f.FilePath()
 	}
-	return removePaths(ctx, tbl, paths)
+	return p.removePaths(ctx, tbl, paths)
 }
 
 // removePaths deletes files through the table's own file IO, so any
-// storage iceberg-go reaches works; a file already gone is no error.
-func removePaths(ctx context.Context, tbl *table.Table, paths []string) error {
+// storage iceberg-go reaches works (objects on S3 too); a file already
+// gone is no error. Cached copies of remote files go as well.
+func (p *Provider) removePaths(ctx context.Context, tbl *table.Table, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
@@ -248,12 +232,14 @@ func removePaths(ctx context.Context, tbl *table.Table, paths []string) error {
 		return fmt.Errorf("%w: the table's file IO cannot delete files", catalogadapter.ErrUnsupported)
 	}
 	var errs []error
-	for _, p := range paths {
-		if err := w.Remove(p); err != nil && !isNotExist(err) {
+	for _, path := range paths {
+		if err := w.Remove(path); err != nil && !isNotExist(err) {
 			errs = append(errs, err)
+			continue
 		}
+		icetable.ForgetCached(p.cat.CacheDir(), path)
 		// DuckDB's COPY writes into a directory of its own: drop it once empty.
-		if lp, err := icetable.LocalPath(p); err == nil && strings.HasPrefix(filepath.Base(filepath.Dir(lp)), "lakesql-") {
+		if lp, err := icetable.LocalPath(path); err == nil && strings.HasPrefix(filepath.Base(filepath.Dir(lp)), "lakesql-") {
 			os.Remove(filepath.Dir(lp))
 		}
 	}

@@ -172,6 +172,7 @@ func (p *Provider) load(ctx context.Context, id catalogadapter.TableIdent) (*tab
 // TableSpec implements catalogadapter.Provider. Version is the current
 // snapshot id, -1 for a table without snapshots.
 func (p *Provider) TableSpec(ctx context.Context, id catalogadapter.TableIdent) (catalogadapter.TableSpec, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	tbl, _, err := p.load(ctx, id)
 	if err != nil {
 		return catalogadapter.TableSpec{}, err
@@ -269,6 +270,7 @@ func toIceTransform(t catalogadapter.Transform) (ice.Transform, error) {
 // write.target-file-size-bytes, delta.checkpointInterval (no Iceberg
 // meaning) is dropped; any other delta.* key is refused.
 func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent, def catalogadapter.TableDef) error {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	ident, err := identifier(id)
 	if err != nil {
 		return err
@@ -316,6 +318,7 @@ func (p *Provider) formatVersion(props map[string]string) int {
 // LastEpoch implements catalogadapter.EpochRecorder by walking the main
 // branch's snapshot ancestry for the newest snapshot of writerID.
 func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, writerID string) (int64, bool, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	if writerID == "" {
 		return 0, false, fmt.Errorf("last epoch of %s: %w: empty writer id", id, catalogadapter.ErrInvalid)
 	}

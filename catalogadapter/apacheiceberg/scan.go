@@ -18,6 +18,7 @@ import (
 // are not column values and are left out. Rows is -1 for a file that
 // delete files apply to.
 func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int64, []catalogadapter.DataFile, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	tbl, _, err := p.load(ctx, id)
 	if err != nil {
 		return 0, nil, err
@@ -113,8 +114,11 @@ func plainValue(v any) any {
 
 // ScanSQL implements catalogadapter.Scanner: a DuckDB query over the rows
 // of a snapshot (version is its id; below 0 the current one), with delete
-// files applied, restricted to paths unless nil.
+// files applied, restricted to paths unless nil. The files of a table on
+// object storage are downloaded into the catalog's cache folder first
+// (once: a copy is kept), and the query reads the copies.
 func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, version int64, paths []string) (string, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	if q == nil {
 		return "", fmt.Errorf("scan %s: %w: nil querier", id, catalogadapter.ErrInvalid)
 	}
@@ -122,7 +126,7 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 	if err != nil {
 		return "", err
 	}
-	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths})
+	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths, CacheDir: p.cat.CacheDir()})
 	if err != nil {
 		return "", fmt.Errorf("scan %s: %w", id, mapErr(err))
 	}

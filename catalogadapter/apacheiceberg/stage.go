@@ -84,6 +84,7 @@ func (p *Provider) targetFileSize() int64 { return p.opts.TargetFileSize }
 // (leading _) are skipped, absent nullable columns are NULL, and values
 // are cast to the table's types where Arrow can do so losslessly.
 func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent, rec arrow.RecordBatch) (catalogadapter.Receipt, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	if rec == nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: %w: nil record", id, catalogadapter.ErrInvalid)
 	}
@@ -195,10 +196,13 @@ func sqlConn(ctx context.Context, q catalogadapter.Querier) (*sql.Conn, func(), 
 
 // StageSQL implements catalogadapter.Stager. For an unpartitioned table of
 // primitive columns DuckDB writes the Parquet files itself (with field
-// ids) and iceberg-go reads their footers into DataFiles; otherwise DuckDB
-// hands the rows over as Arrow and iceberg-go's writer partitions and
-// writes them.
+// ids) and iceberg-go reads their footers into DataFiles; on object
+// storage they are written to the catalog's cache folder first and then
+// uploaded through the table's FileIO. Otherwise DuckDB hands the rows
+// over as Arrow and iceberg-go's writer partitions and writes them,
+// through the table's FileIO wherever the table is.
 func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, query string) (catalogadapter.Receipt, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	query = strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")
 	if q == nil || query == "" {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w: nil querier or empty query", id, catalogadapter.ErrInvalid)
@@ -219,7 +223,7 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	src := "SELECT " + sel + " FROM (" + query + ") AS lakesql_src"
 	var files []ice.DataFile
 	if !p.opts.IcebergGoWriter {
-		files, err = icetable.CopyQuery(ctx, tbl, conn, src, p.targetFileSize())
+		files, err = icetable.CopyQuery(ctx, tbl, conn, src, icetable.CopyOptions{TargetFileSize: p.targetFileSize(), CacheDir: p.cat.CacheDir()})
 	}
 	if p.opts.IcebergGoWriter || errors.Is(err, icetable.ErrUnsupported) {
 		files, err = icetable.WriteQuery(ctx, tbl, conn, src, p.targetFileSize())
@@ -284,6 +288,7 @@ func selectList(ctx context.Context, conn *sql.Conn, tbl *table.Table, query str
 // whose partition columns are not all key columns: those fail with
 // ErrUnsupported, and the sink rewrites files instead.
 func (p *Provider) StageRowDelta(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, key []string, keysQuery, rowsQuery string) ([]catalogadapter.Receipt, error) {
+	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	tbl, _, err := p.load(ctx, id)
 	if err != nil {
 		return nil, err

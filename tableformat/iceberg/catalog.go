@@ -18,6 +18,7 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	_ "github.com/go-sql-driver/mysql" // sql.driver = mysql
 	_ "github.com/lib/pq"              // sql.driver = postgres
 	_ "modernc.org/sqlite"             // the default catalog: pure Go, no cgo
@@ -39,6 +40,10 @@ type CatalogConfig struct {
 	Properties map[string]string
 	// DataDir roots the default SQLite catalog and warehouse.
 	DataDir string
+	// CacheDir is the local folder for tables on object storage (staged
+	// uploads, copies of files read; see remote.go). Default:
+	// DataDir/cache/iceberg, or DefaultCacheDir without a DataDir.
+	CacheDir string
 }
 
 // Catalog is an open Iceberg catalog.
@@ -48,6 +53,8 @@ type Catalog struct {
 	typ     string
 	shown   map[string]string
 	secrets []string
+	cache   string
+	aws     *aws.Config // shared by the FileIOs of the tables; nil: iceberg-go's own per FileIO
 }
 
 // OpenCatalog opens the catalog cfg describes. Errors never show secrets.
@@ -65,7 +72,16 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 	if typ == "" {
 		typ = "sql"
 	}
-	c := &Catalog{typ: typ, secrets: secrets}
+	c := &Catalog{typ: typ, secrets: secrets, cache: cfg.CacheDir}
+	if c.cache == "" && cfg.DataDir != "" {
+		c.cache = filepath.Join(cfg.DataDir, "cache", "iceberg")
+	}
+	if c.cache == "" {
+		c.cache = DefaultCacheDir()
+	}
+	if abs, err := filepath.Abs(c.cache); err == nil {
+		c.cache = abs
+	}
 	var err error
 	if typ == "sql" {
 		err = c.openSQL(ctx, name, props, cfg.DataDir)
@@ -79,6 +95,7 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 		return nil, scrub(fmt.Errorf("open Iceberg %s catalog %q: %w", typ, name, err), secrets)
 	}
 	c.shown = RedactProperties(props)
+	c.aws = sharedAWSConfig(ctx, props)
 	return c, nil
 }
 
@@ -173,6 +190,10 @@ func (c *Catalog) Close() error {
 // this package offers (tests read tables back through it).
 func (c *Catalog) Iceberg() catalog.Catalog { return c.cat }
 
+// CacheDir is the local folder that stages and caches the files of tables
+// on object storage (CopyOptions.CacheDir, ScanOptions.CacheDir).
+func (c *Catalog) CacheDir() string { return c.cache }
+
 // Type is the catalog type: sql, rest, glue, hive or hadoop.
 func (c *Catalog) Type() string { return c.typ }
 
@@ -190,6 +211,7 @@ func (c *Catalog) Scrub(err error) error { return scrub(err, c.secrets) }
 
 // LoadTable loads a table; a missing one (or a missing namespace) is ErrNoTable.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	ctx = c.WithIO(ctx)
 	t, err := c.cat.LoadTable(ctx, ident)
 	if err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
@@ -202,6 +224,7 @@ func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table
 
 // EnsureNamespace creates the namespace when it is missing.
 func (c *Catalog) EnsureNamespace(ctx context.Context, ns table.Identifier) error {
+	ctx = c.WithIO(ctx)
 	ok, err := c.cat.CheckNamespaceExists(ctx, ns)
 	if err != nil {
 		return c.Scrub(fmt.Errorf("check namespace %s: %w", strings.Join(ns, "."), err))

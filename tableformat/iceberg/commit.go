@@ -121,3 +121,34 @@ func LiveDataFiles(ctx context.Context, tbl *table.Table) (map[string]ice.DataFi
 	}
 	return out, nil
 }
+
+// ReferencedFiles is the set of every data and delete file the manifests
+// of tbl's current snapshot list as live (added or existing). Unlike a
+// scan plan, it includes delete files that apply to no data file (an
+// equality delete whose keys no older file holds), which the table
+// references all the same and which must not be deleted.
+func ReferencedFiles(ctx context.Context, tbl *table.Table) (map[string]bool, error) {
+	out := map[string]bool{}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return out, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("list manifests of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			out[e.DataFile().FilePath()] = true
+		}
+	}
+	return out, nil
+}

@@ -14,19 +14,33 @@ import (
 	"github.com/google/uuid"
 )
 
+// CopyOptions tune CopyQuery.
+type CopyOptions struct {
+	// TargetFileSize is the size DuckDB aims its files at (0: the table's
+	// write.target-file-size-bytes).
+	TargetFileSize int64
+	// CacheDir is the local folder (remote.go) where files of a table not
+	// on the local file system are staged before upload and kept after
+	// ("": DefaultCacheDir).
+	CacheDir string
+}
+
 // CopyQuery stages the rows of query as data files of tbl written by
 // DuckDB's own Parquet writer (COPY ... TO, in parallel, with Iceberg
 // field ids and zstd compression), then reads each file's footer with
 // iceberg-go to build its DataFile (counts, sizes, bounds). It serves
-// unpartitioned tables of primitive columns on the local file system,
-// where DuckDB writes several times faster than iceberg-go; anything else
-// is ErrUnsupported, and the caller uses WriteQuery. DuckDB marks every
-// Parquet column OPTIONAL, NOT NULL ones too; Iceberg readers go by the
-// table schema (iceberg-go and DuckDB read such files; NOT NULL is
-// checked here on the files' null counts). The query must yield
-// the table's columns by name, in table order, with their DuckDB types
-// (DuckDBSelect).
-func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, targetFileSize int64) ([]ice.DataFile, error) {
+// unpartitioned tables of primitive columns, where DuckDB writes several
+// times faster than iceberg-go; anything else is ErrUnsupported, and the
+// caller uses WriteQuery. A table on the local file system gets the files
+// in its data folder directly; a table on object storage gets them staged
+// in the cache, checked, then uploaded through the table's FileIO to the
+// same place in its data folder (a failed upload removes what it put).
+// DuckDB marks every Parquet column OPTIONAL, NOT NULL ones too; Iceberg
+// readers go by the table schema (iceberg-go and DuckDB read such files;
+// NOT NULL is checked here on the files' null counts). The query must
+// yield the table's columns by name, in table order, with their DuckDB
+// types (DuckDBSelect).
+func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, opts CopyOptions) ([]ice.DataFile, error) {
 	schema := tbl.Schema()
 	spec := tbl.Spec()
 	if !spec.IsUnpartitioned() {
@@ -46,15 +60,21 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 			required = append(required, f.Name)
 		}
 	}
-	root, err := localPath(strings.TrimRight(tbl.Location(), "/"))
-	if err != nil {
-		return nil, err
-	}
+	loc := strings.TrimRight(tbl.Location(), "/")
 	name := "lakesql-" + uuid.NewString()
-	dir := filepath.Join(root, "data", name)
+	base := loc + "/data/" + name + "/"
+	var dir string
+	root, err := localPath(loc)
+	remote := err != nil
+	if remote {
+		dir = filepath.Join(cacheRoot(opts.CacheDir), "staging", name)
+	} else {
+		dir = filepath.Join(root, "data", name)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	targetFileSize := opts.TargetFileSize
 	if targetFileSize <= 0 {
 		targetFileSize = int64(tbl.Properties().GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
 	}
@@ -70,26 +90,26 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list written data files: %w", err)
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, fmt.Errorf("list written data files: %w", err)
 	}
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
+	// The footers are read locally, under the URIs the files will have.
+	staged := stagedIO{}
+	for _, n := range names {
+		staged[base+n] = filepath.Join(dir, n)
+	}
 	out := make([]ice.DataFile, 0, len(names))
-	base := strings.TrimRight(tbl.Location(), "/") + "/data/" + name + "/"
 	// DuckDB declares every Parquet column OPTIONAL; the footer is read
 	// against the schema with every column optional (same ids), and NOT
 	// NULL is checked on the null counts instead.
 	loose := optionalSchema(schema)
 	for _, n := range names {
-		df, err := table.FileToDataFile(ctx, fsys, base+n, loose, spec, 0, tbl.Properties())
+		df, err := table.FileToDataFile(ctx, staged, base+n, loose, spec, 0, tbl.Properties())
 		if err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("read written data file %s: %w", n, err)
@@ -103,7 +123,46 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 		}
 		out = append(out, df)
 	}
+	if remote {
+		if err := uploadStaged(ctx, tbl, staged, opts.CacheDir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		os.RemoveAll(dir)
+	}
 	return out, nil
+}
+
+// uploadStaged uploads the staged files to their URIs and moves each into
+// the read cache. When any upload fails, every one of them is removed
+// again (best effort: what is left is unreferenced, like any file of a
+// write that died).
+func uploadStaged(ctx context.Context, tbl *table.Table, staged stagedIO, cacheDir string) error {
+	// Not cancelled with ctx, so that a cancelled upload is still cleaned
+	// up; the uploads themselves stop with ctx.
+	fsys, err := tbl.FS(context.WithoutCancel(ctx))
+	if err != nil {
+		return fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
+	}
+	uris := make([]string, 0, len(staged))
+	for u := range staged {
+		uris = append(uris, u)
+	}
+	sort.Strings(uris)
+	err = forEach(ctx, uris, func(u string) error { return upload(ctx, fsys, staged[u], u) })
+	if err != nil {
+		for _, u := range uris {
+			fsys.Remove(u)
+		}
+		return fmt.Errorf("upload data files: %w", err)
+	}
+	for _, u := range uris {
+		dst := CachePath(cacheDir, u)
+		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+			os.Rename(staged[u], dst) // a copy that failed to move is downloaded when read
+		}
+	}
+	return nil
 }
 
 // optionalSchema is schema with every top-level column optional.

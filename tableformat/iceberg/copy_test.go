@@ -39,7 +39,7 @@ func TestCopyQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := CopyQuery(ctx, tbl, conn, "SELECT "+sel+" FROM (VALUES (1, 'a'), (5, NULL), (3, 'zz')) AS v(id, s)", 0)
+	files, err := CopyQuery(ctx, tbl, conn, "SELECT "+sel+" FROM (VALUES (1, 'a'), (5, NULL), (3, 'zz')) AS v(id, s)", CopyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCopyQuery(t *testing.T) {
 	checkBoth(t, tbl, []string{"1|a", "5|NULL", "3|zz"})
 
 	before := dataFiles(t, dir)
-	_, err = CopyQuery(ctx, tbl, conn, "SELECT "+sel+" FROM (VALUES (NULL::BIGINT, 'x')) AS v(id, s)", 0)
+	_, err = CopyQuery(ctx, tbl, conn, "SELECT "+sel+" FROM (VALUES (NULL::BIGINT, 'x')) AS v(id, s)", CopyOptions{})
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("NULL id: %v, want ErrInvalid", err)
 	}
@@ -67,7 +67,7 @@ func TestCopyQuery(t *testing.T) {
 	}
 
 	parted := createTable(t, cat, "cp2", sc, []PartitionField{{Column: "s", Transform: ice.IdentityTransform{}}}, nil)
-	if _, err := CopyQuery(ctx, parted, conn, "SELECT "+sel+" FROM (VALUES (1, 'a')) AS v(id, s)", 0); !errors.Is(err, ErrUnsupported) {
+	if _, err := CopyQuery(ctx, parted, conn, "SELECT "+sel+" FROM (VALUES (1, 'a')) AS v(id, s)", CopyOptions{}); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("partitioned table: %v, want ErrUnsupported", err)
 	}
 }

@@ -27,6 +27,7 @@ type TableDef struct {
 // CreateTable creates an empty table, and its namespace when missing. A
 // table already there is ErrTableExists.
 func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, def TableDef) (*table.Table, error) {
+	ctx = c.WithIO(ctx)
 	name := strings.Join(ident, ".")
 	if len(ident) < 2 {
 		return nil, fmt.Errorf("%w: table %q needs a namespace (namespace.table)", ErrInvalid, name)

@@ -19,6 +19,10 @@ type ScanOptions struct {
 	// Paths restricts the scan to these data files (as the table spells
 	// them); nil reads every data file.
 	Paths []string
+	// CacheDir is the local folder that holds copies of the files of a
+	// table not on the local file system, which the scan downloads before
+	// it returns ("": DefaultCacheDir). See remote.go.
+	CacheDir string
 }
 
 // Hidden columns of the scan's inner relations.
@@ -38,9 +42,10 @@ const (
 // number). Equality deletes become an anti join on their columns, limited
 // to data files older than the delete (Iceberg's sequence-number rule):
 // each delete file is read once, tagged with the newest data sequence
-// number it applies to, as iceberg-go's planner decided it. Deletion
-// vectors (format version 3) and files outside the local file system are
-// refused.
+// number it applies to, as iceberg-go's planner decided it. Files outside
+// the local file system (object storage) are downloaded into the cache
+// first, and the query reads the copies. Deletion vectors (format
+// version 3) are refused.
 func ScanSQL(ctx context.Context, tbl *table.Table, opts ScanOptions) (string, int64, error) {
 	schema := tbl.Schema()
 	snapID := int64(-1)
@@ -75,6 +80,10 @@ func ScanSQL(ctx context.Context, tbl *table.Table, opts ScanOptions) (string, i
 		return emptyScan(schema), snapID, nil
 	}
 	b := scanBuilder{schema: schema, cols: cols, readSchema: readSchema, thresholds: thresholds}
+	b.local, err = LocalFiles(ctx, tbl, opts.CacheDir, scanFiles(tasks, thresholds))
+	if err != nil {
+		return "", 0, fmt.Errorf("scan snapshot %d: %w", snapID, err)
+	}
 	q, err := b.build(tasks)
 	if err != nil {
 		return "", 0, fmt.Errorf("scan snapshot %d: %w", snapID, err)
@@ -163,6 +172,33 @@ type scanBuilder struct {
 	cols       string
 	readSchema string
 	thresholds map[string]int64
+	local      map[string]string // file URI -> local path DuckDB reads
+}
+
+// scanFiles lists the files a scan of tasks reads: the data files, their
+// position deletes, and the equality deletes that apply to some file.
+func scanFiles(tasks []table.FileScanTask, thresholds map[string]int64) []string {
+	var out []string
+	for _, t := range tasks {
+		out = append(out, t.File.FilePath())
+		for _, d := range t.DeleteFiles {
+			out = append(out, d.FilePath())
+		}
+		for _, e := range t.EqualityDeleteFiles {
+			if _, ok := thresholds[e.FilePath()]; ok {
+				out = append(out, e.FilePath())
+			}
+		}
+	}
+	return out
+}
+
+// path returns the local path of a file the scan reads.
+func (b *scanBuilder) path(uri string) (string, error) {
+	if p, ok := b.local[uri]; ok {
+		return p, nil
+	}
+	return localPath(uri)
 }
 
 // eqSet is the equality-delete files of one set of equality field ids.
@@ -202,7 +238,7 @@ func (b *scanBuilder) build(tasks []table.FileScanTask) (string, error) {
 	}
 	withPos, withEq := len(posFiles) > 0, len(eqSets) > 0
 	if !withPos && !withEq {
-		paths, err := localPaths(tasks)
+		paths, err := b.localPaths(tasks)
 		if err != nil {
 			return "", err
 		}
@@ -214,7 +250,7 @@ func (b *scanBuilder) build(tasks []table.FileScanTask) (string, error) {
 	}
 	q := "SELECT * FROM (" + data + ") AS d"
 	if withPos {
-		pos, err := posRelation(posFiles)
+		pos, err := b.posRelation(posFiles, tasks)
 		if err != nil {
 			return "", err
 		}
@@ -282,7 +318,7 @@ func (b *scanBuilder) dataRelation(tasks []table.FileScanTask, withPos, withEq b
 	parts := make([]string, 0, len(order))
 	for _, k := range order {
 		g := groups[k]
-		paths, err := localPaths(g.tasks)
+		paths, err := b.localPaths(g.tasks)
 		if err != nil {
 			return "", err
 		}
@@ -299,19 +335,37 @@ func (b *scanBuilder) dataRelation(tasks []table.FileScanTask, withPos, withEq b
 	return strings.Join(parts, " UNION ALL "), nil
 }
 
-// posRelation reads position-delete files as (local path, row number).
-func posRelation(files map[string]bool) (string, error) {
+// posRelation reads position-delete files as (local path of the data
+// file, row number). The files name data files by their URIs; those of
+// local files become their paths by dropping the scheme, those of cached
+// copies are mapped to the copies.
+func (b *scanBuilder) posRelation(files map[string]bool, tasks []table.FileScanTask) (string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
-		lp, err := localPath(p)
+		lp, err := b.path(p)
 		if err != nil {
 			return "", err
 		}
 		paths = append(paths, quoteString(lp))
 	}
 	sort.Strings(paths)
-	return fmt.Sprintf("SELECT regexp_replace(file_path, '^file:(//)?', '') AS f, pos FROM read_parquet([%s])",
-		strings.Join(paths, ", ")), nil
+	var mapped []string
+	for _, t := range tasks {
+		uri := t.File.FilePath()
+		if !IsLocal(uri) {
+			lp, err := b.path(uri)
+			if err != nil {
+				return "", err
+			}
+			mapped = append(mapped, fmt.Sprintf("(%s, %s)", quoteString(uri), quoteString(lp)))
+		}
+	}
+	if len(mapped) == 0 {
+		return fmt.Sprintf("SELECT regexp_replace(file_path, '^file:(//)?', '') AS f, pos FROM read_parquet([%s])",
+			strings.Join(paths, ", ")), nil
+	}
+	return fmt.Sprintf("SELECT coalesce(m.f, regexp_replace(p.file_path, '^file:(//)?', '')) AS f, p.pos FROM read_parquet([%s]) AS p "+
+		"LEFT JOIN (VALUES %s) AS m(uri, f) ON m.uri = p.file_path", strings.Join(paths, ", "), strings.Join(mapped, ", ")), nil
 }
 
 // eqRelation reads one set's delete files, each row tagged with the newest
@@ -344,7 +398,7 @@ func (b *scanBuilder) eqRelation(s *eqSet) (string, string, error) {
 		if !ok {
 			continue
 		}
-		lp, err := localPath(p)
+		lp, err := b.path(p)
 		if err != nil {
 			return "", "", err
 		}
@@ -383,10 +437,10 @@ func scopeKey(f ice.DataFile) string {
 	return sb.String()
 }
 
-func localPaths(tasks []table.FileScanTask) (string, error) {
+func (b *scanBuilder) localPaths(tasks []table.FileScanTask) (string, error) {
 	out := make([]string, len(tasks))
 	for i, t := range tasks {
-		lp, err := localPath(t.File.FilePath())
+		lp, err := b.path(t.File.FilePath())
 		if err != nil {
 			return "", err
 		}
@@ -395,8 +449,8 @@ func localPaths(tasks []table.FileScanTask) (string, error) {
 	return "[" + strings.Join(out, ", ") + "]", nil
 }
 
-// LocalPath turns a file URI of the table into a local path, the only
-// kind DuckDB reads here (no object-store extensions offline).
+// localPath turns a file URI of the table into a local path; other URIs
+// (object storage) are ErrUnsupported: they go through the cache.
 func localPath(uri string) (string, error) {
 	if strings.HasPrefix(uri, "/") {
 		return filepath.Clean(uri), nil
