@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
@@ -63,80 +64,98 @@ func ReadCheckpointParquet(data []byte) (actions []Action, err error) {
 
 // readCheckpointParquet can leave out the remove column: a reader needs no
 // tombstones from a checkpoint, and skipping them keeps opening a table with
-// a long history of rewrites as cheap as opening a young one.
-func readCheckpointParquet(data []byte, skipRemoves bool) (actions []Action, err error) {
+// a long history of rewrites as cheap as opening a young one. Without
+// removes it also skips the row groups that statistics prove hold nothing
+// else (see cpqRowGroups): a checkpoint we write keeps its tombstones in row
+// groups of their own, and those are most of the file.
+func readCheckpointParquet(data []byte, skipRemoves bool) ([]Action, error) {
+	actions, _, err := decodeCheckpointParquet(data, skipRemoves)
+	return actions, err
+}
+
+// decodeCheckpointParquet is readCheckpointParquet that also tells which
+// row groups it decoded, so tests can see what was skipped.
+func decodeCheckpointParquet(data []byte, skipRemoves bool) (actions []Action, rowGroups []int, err error) {
 	// arrow-go trusts the file in places (lengths, offsets); a hostile or torn
 	// file must surface as a corrupt log, not bring the process down.
 	defer func() {
 		if r := recover(); r != nil {
-			actions, err = nil, corrupt("checkpoint parquet: %v", r)
+			actions, rowGroups, err = nil, nil, corrupt("checkpoint parquet: %v", r)
 		}
 	}()
 	pf, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, corrupt("checkpoint parquet: %v", err)
+		return nil, nil, corrupt("checkpoint parquet: %v", err)
 	}
 	defer pf.Close()
 	if pf.NumRows() < 0 {
-		return nil, corrupt("checkpoint parquet: negative row count")
+		return nil, nil, corrupt("checkpoint parquet: negative row count")
 	}
 
 	groups, err := cpqLeaves(pf.MetaData().Schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if skipRemoves {
+		groups = slices.DeleteFunc(groups, func(g cpqGroup) bool { return g.name == "remove" })
+	}
+	if len(groups) == 0 {
+		return nil, nil, nil // only removes, and the caller wants none
+	}
+	rowGroups, rows, err := cpqRowGroups(pf, groups, skipRemoves)
+	if err != nil {
+		return nil, nil, err
 	}
 	var leaves []int
 	for _, g := range groups {
-		if skipRemoves && g.name == "remove" {
-			continue
+		if err := cpqPreflight(pf, g.leaves, rowGroups); err != nil {
+			return nil, nil, err
 		}
-		if err := cpqPreflight(pf, g.leaves); err != nil {
-			return nil, err
-		}
-		present, err := cpqPresent(pf, g)
+		present, err := cpqPresent(pf, g, rowGroups)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if present {
 			leaves = append(leaves, g.leaves...)
 		}
 	}
-	if len(leaves) == 0 || pf.NumRows() == 0 {
+	if len(leaves) == 0 || rows == 0 {
 		// No row holds an action we model (only commitInfo, say).
-		return nil, nil
+		return nil, nil, nil
 	}
 	// pqarrow reserves every leaf for a whole batch (rounded up to a power of
-	// two); a batch of exactly the file's rows avoids over-reserving, and
+	// two); a batch of exactly the rows read avoids over-reserving, and
 	// pre-sizing string data avoids regrowing it.
-	props := pqarrow.ArrowReadProperties{BatchSize: min(pf.NumRows(), cpqReadBatch), PreAllocBinaryData: true}
+	props := pqarrow.ArrowReadProperties{BatchSize: min(rows, cpqReadBatch), PreAllocBinaryData: true}
 	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
 	if err != nil {
-		return nil, corrupt("checkpoint parquet: %v", err)
+		return nil, nil, corrupt("checkpoint parquet: %v", err)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	rr, err := fr.GetRecordReader(context.Background(), leaves, rowGroups)
 	if err != nil {
-		return nil, corrupt("checkpoint parquet: %v", err)
+		return nil, nil, corrupt("checkpoint parquet: %v", err)
 	}
 	defer rr.Release()
 
 	// NumRows comes from the footer: trust it as a capacity hint only as far
 	// as the file is big enough to hold that many rows (real checkpoints take
 	// ten bytes a row or more), so a forged footer cannot make us allocate.
-	out := make([]Action, 0, min(pf.NumRows(), int64(len(data)/4+1)))
+	out := make([]Action, 0, min(rows, int64(len(data)/4+1)))
+	numbers := newCPQRowNumbers(pf, rowGroups)
 	row := 0
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		dec, err := newCPQBatch(rec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n := int(rec.NumRows())
 		for i := 0; i < n; i++ {
 			// Decode in place: no Action copy, nothing escapes per row.
 			out = append(out, Action{})
-			ok, err := dec.decodeRow(i, row+i, &out[len(out)-1])
+			ok, err := dec.decodeRow(i, numbers.file(row+i), &out[len(out)-1])
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !ok {
 				out = out[:len(out)-1]
@@ -145,12 +164,129 @@ func readCheckpointParquet(data []byte, skipRemoves bool) (actions []Action, err
 		row += n
 	}
 	if err := rr.Err(); err != nil {
-		return nil, corrupt("checkpoint parquet: %v", err)
+		return nil, nil, corrupt("checkpoint parquet: %v", err)
 	}
-	if int64(row) != pf.NumRows() {
-		return nil, corrupt("checkpoint parquet: read %d rows, footer says %d", row, pf.NumRows())
+	if int64(row) != rows {
+		return nil, nil, corrupt("checkpoint parquet: read %d rows, footer says %d", row, rows)
 	}
-	return out, nil
+	return out, rowGroups, nil
+}
+
+// cpqRowGroups picks the row groups to read and counts their rows.
+//
+// With skipRemoves it leaves out a row group when its column statistics
+// prove that every leaf the groups read is null in every row: then no row
+// there holds an action we decode. That holds for a valid file because
+// every action we decode has a required field among those leaves (add.path,
+// txn.appId, metaData.id, protocol.minReaderVersion, ...), which is not
+// null when the action is set. A row group is read whenever the statistics
+// are missing, unusable or say otherwise, so checkpoints of other writers
+// (Spark mixes every action in one row group) and our own older ones, which
+// carry no statistics, read exactly as before; and when nothing is skipped
+// the row count checked is the footer's, as it always was.
+func cpqRowGroups(pf *file.Reader, groups []cpqGroup, skipRemoves bool) (rowGroups []int, rows int64, err error) {
+	md := pf.MetaData()
+	ncols := md.Schema.NumColumns()
+	var needed []int
+	canSkip := skipRemoves
+	for _, g := range groups {
+		// A required struct is set in every row, whatever its leaves hold.
+		canSkip = canSkip && g.optional
+		needed = append(needed, g.leaves...)
+	}
+	var total int64
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		rmd := md.RowGroup(rg)
+		if got := rmd.NumColumns(); got != ncols {
+			return nil, 0, corrupt("checkpoint parquet: row group %d has %d columns, schema has %d", rg, got, ncols)
+		}
+		if rmd.NumRows() < 0 {
+			return nil, 0, corrupt("checkpoint parquet: row group %d has a negative row count", rg)
+		}
+		total += rmd.NumRows()
+		if canSkip && cpqAllNull(rmd, needed) {
+			continue
+		}
+		rowGroups = append(rowGroups, rg)
+		rows += rmd.NumRows()
+	}
+	if len(rowGroups) == pf.NumRowGroups() {
+		return rowGroups, pf.NumRows(), nil
+	}
+	if total != pf.NumRows() {
+		return nil, 0, corrupt("checkpoint parquet: row groups hold %d rows, footer says %d", total, pf.NumRows())
+	}
+	return rowGroups, rows, nil
+}
+
+// cpqAllNull tells whether the row group's statistics prove every value of
+// each leaf null: a null count equal to the chunk's value count, for every
+// leaf. Absent statistics, statistics arrow-go deems unreliable for the
+// writer's version, a missing null count, or anything odd about the chunk
+// (a panic while decoding its statistics included) mean "not proven".
+func cpqAllNull(rmd *metadata.RowGroupMetaData, leaves []int) (proven bool) {
+	defer func() {
+		if recover() != nil {
+			proven = false
+		}
+	}()
+	if rmd.NumRows() == 0 {
+		return true
+	}
+	for _, c := range leaves {
+		cc, err := rmd.ColumnChunk(c)
+		if err != nil {
+			return false
+		}
+		st, err := cc.Statistics()
+		if err != nil || st == nil || !st.HasNullCount() {
+			return false
+		}
+		// Each row gives a leaf at least one value (null or not), so fewer
+		// values than rows is a chunk we do not understand.
+		if cc.NumValues() < rmd.NumRows() || st.NullCount() != cc.NumValues() {
+			return false
+		}
+	}
+	return true
+}
+
+// cpqRowNumbers turns a row's position among the rows read into its row
+// number in the file, so that errors name the row a user would find there
+// even when row groups before it were skipped.
+type cpqRowNumbers struct {
+	ends  []int // position just past each read row group, among rows read
+	shift []int // file row number minus position, per read row group
+	g     int   // current read row group; positions only move forward
+}
+
+func newCPQRowNumbers(pf *file.Reader, rowGroups []int) *cpqRowNumbers {
+	n := &cpqRowNumbers{}
+	var pos, fileRow, next int
+	for _, rg := range rowGroups {
+		for ; next < rg; next++ {
+			fileRow += int(pf.MetaData().RowGroup(next).NumRows())
+		}
+		rows := int(pf.MetaData().RowGroup(rg).NumRows())
+		n.shift = append(n.shift, fileRow-pos)
+		pos += rows
+		fileRow += rows
+		next = rg + 1
+		n.ends = append(n.ends, pos)
+	}
+	return n
+}
+
+// file is the file row number of the row at position pos; positions must
+// not decrease from call to call.
+func (n *cpqRowNumbers) file(pos int) int {
+	for n.g < len(n.ends)-1 && pos >= n.ends[n.g] {
+		n.g++
+	}
+	if len(n.shift) == 0 {
+		return pos
+	}
+	return pos + n.shift[n.g]
 }
 
 // cpqLeaves picks the leaf columns under the fields we decode, grouped by
@@ -193,16 +329,16 @@ type cpqGroup struct {
 	leaves   []int
 }
 
-// cpqPresent tells whether any row of the file has the group's struct set.
-// A checkpoint of a big table is nearly all add rows; remove, domainMetadata
-// and the like are often null throughout, and pqarrow would still build
-// full-length arrays for each of their leaves. Reading the definition levels
-// of one small leaf is far cheaper than that.
-func cpqPresent(pf *file.Reader, g cpqGroup) (bool, error) {
+// cpqPresent tells whether any row of the row groups read has the group's
+// struct set. A checkpoint of a big table is nearly all add rows; remove,
+// domainMetadata and the like are often null throughout, and pqarrow would
+// still build full-length arrays for each of their leaves. Reading the
+// definition levels of one small leaf is far cheaper than that.
+func cpqPresent(pf *file.Reader, g cpqGroup, rowGroups []int) (bool, error) {
 	if !g.optional {
 		return true, nil
 	}
-	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+	for _, rg := range rowGroups {
 		rgr := pf.RowGroup(rg)
 		probe, best := -1, int64(math.MaxInt64)
 		for _, c := range g.leaves {
@@ -292,17 +428,11 @@ func cpqAnyDefined(cr file.ColumnChunkReader, level int16) (bool, error) {
 // cpqPreflight touches the footer metadata of every chunk we will read.
 // pqarrow sets up nested column readers on goroutines, where a panic from a
 // malformed footer could not be recovered; doing this first on our goroutine
-// turns such files into errors.
-func cpqPreflight(pf *file.Reader, leaves []int) error {
-	ncols := pf.MetaData().Schema.NumColumns()
-	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+// turns such files into errors. cpqRowGroups has checked the row groups'
+// column and row counts.
+func cpqPreflight(pf *file.Reader, leaves []int, rowGroups []int) error {
+	for _, rg := range rowGroups {
 		rgr := pf.RowGroup(rg)
-		if got := rgr.MetaData().NumColumns(); got != ncols {
-			return corrupt("checkpoint parquet: row group %d has %d columns, schema has %d", rg, got, ncols)
-		}
-		if rgr.NumRows() < 0 {
-			return corrupt("checkpoint parquet: row group %d has a negative row count", rg)
-		}
 		for _, c := range leaves {
 			if _, err := rgr.MetaData().ColumnChunk(c); err != nil {
 				return corrupt("checkpoint parquet: row group %d column %d: %v", rg, c, err)
@@ -1372,7 +1502,44 @@ func cpqField(name string, t arrow.DataType) arrow.Field {
 // Columns txn, add, remove, metaData and protocol are always present;
 // domainMetadata, checkpointMetadata and sidecar only when some action needs
 // them. commitInfo and cdc never belong in a checkpoint and are refused.
+//
+// Rows are grouped by kind: first every action other than add and remove,
+// then the adds, both in one row group, then the removes in a row group of
+// their own, each kind in the order given. A checkpoint is reconciled
+// state, in which no two actions cancel out, so the order of its rows means
+// nothing (PROTOCOL.md sets none); the grouping lets a reader that needs no
+// tombstones skip their row group by its statistics (readCheckpointParquet),
+// and a table with a long history of rewrites keeps far more tombstones
+// than live files.
 func WriteCheckpointParquet(actions []Action) ([]byte, error) {
+	fields, err := cpqCheckActions(actions)
+	if err != nil {
+		return nil, err
+	}
+	sc := arrow.NewSchema(fields, nil)
+	mem := memory.DefaultAllocator
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(sc, &buf, cpqWriterProps(mem), pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	}
+	rb := array.NewRecordBuilder(mem, sc)
+	defer rb.Release()
+	for _, rows := range cpqRowGroupsOf(actions) {
+		if err := cpqWriteRowGroup(fw, rb, actions, rows); err != nil {
+			fw.Close()
+			return nil, err
+		}
+	}
+	if err := fw.Close(); err != nil {
+		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// cpqCheckActions checks that each action is a single valid checkpoint
+// action and returns the columns the file needs.
+func cpqCheckActions(actions []Action) ([]arrow.Field, error) {
 	var hasDomain, hasCkptMeta, hasSidecar bool
 	for i := range actions {
 		a := &actions[i]
@@ -1410,72 +1577,110 @@ func WriteCheckpointParquet(actions []Action) ([]byte, error) {
 	if hasSidecar {
 		fields = append(fields, cpqField("sidecar", cpqSidecarType))
 	}
-	sc := arrow.NewSchema(fields, nil)
+	return fields, nil
+}
 
-	mem := memory.DefaultAllocator
-	rb := array.NewRecordBuilder(mem, sc)
-	defer rb.Release()
-	w := cpqWriter{}
-	cols := make([]*array.StructBuilder, len(fields))
-	for i := range fields {
-		cols[i] = rb.Field(i).(*array.StructBuilder)
-	}
-	for i := range actions {
-		a := &actions[i]
-		for c, f := range fields {
-			sb := cols[c]
-			var err error
-			switch {
-			case f.Name == "txn" && a.Txn != nil:
-				w.txn(sb, a.Txn)
-			case f.Name == "add" && a.Add != nil:
-				w.add(sb, a.Add)
-			case f.Name == "remove" && a.Remove != nil:
-				w.remove(sb, a.Remove)
-			case f.Name == "metaData" && a.MetaData != nil:
-				w.metadata(sb, a.MetaData)
-			case f.Name == "protocol" && a.Protocol != nil:
-				err = w.protocol(sb, a.Protocol)
-			case f.Name == "domainMetadata" && a.DomainMetadata != nil:
-				w.domain(sb, a.DomainMetadata)
-			case f.Name == "checkpointMetadata" && a.CheckpointMetadata != nil:
-				w.ckptMeta(sb, a.CheckpointMetadata)
-			case f.Name == "sidecar" && a.Sidecar != nil:
-				w.sidecar(sb, a.Sidecar)
-			default:
-				sb.AppendNull()
-			}
-			if err != nil {
-				return nil, fmt.Errorf("checkpoint action %d: %w", i, err)
-			}
-		}
-	}
-	rec := rb.NewRecordBatch()
-	defer rec.Release()
+// cpqMaxStatsSize caps the min and max values kept in column statistics:
+// numbers keep theirs, long strings (paths, JSON stats, schemas) lose them,
+// as nobody prunes checkpoint row groups by them and they would only bloat
+// the footer every open parses. Null counts are always kept: they are what
+// lets a reader skip the row groups of a kind it does not need.
+const cpqMaxStatsSize = 64
 
-	props := parquet.NewWriterProperties(
+func cpqWriterProps(mem memory.Allocator) *parquet.WriterProperties {
+	return parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
-		// Column statistics of long stats strings only bloat the footer;
-		// nobody prunes checkpoint row groups by them.
-		parquet.WithStats(false),
+		parquet.WithStats(true),
+		parquet.WithMaxStatsSize(cpqMaxStatsSize),
 		// Paths and stats are unique per row, so dictionaries only cost time;
 		// zstd already squeezes repeated partition values.
 		parquet.WithDictionaryDefault(false),
 		parquet.WithAllocator(mem),
 	)
-	var buf bytes.Buffer
-	fw, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+}
+
+// cpqRowGroupsOf splits the actions' indexes into the row groups we write:
+// every action other than add and remove followed by the adds, then the
+// removes, each kind in input order, and an empty group left out. Every
+// reader needs the first group and a snapshot reader needs nothing of the
+// second, so splitting the first further would only add per-row-group
+// overhead to every open. With no actions at all it is one empty row
+// group, as a single write of an empty batch has always made.
+func cpqRowGroupsOf(actions []Action) [][]int {
+	var other, adds, removes []int
+	for i := range actions {
+		switch {
+		case actions[i].Add != nil:
+			adds = append(adds, i)
+		case actions[i].Remove != nil:
+			removes = append(removes, i)
+		default:
+			other = append(other, i)
+		}
 	}
+	var out [][]int
+	for _, g := range [][]int{append(other, adds...), removes} {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, nil)
+	}
+	return out
+}
+
+// cpqWriteRowGroup writes the actions at rows as one row group: pqarrow's
+// Write makes a row group per call (up to MaxRowGroupLength rows, far more
+// than any checkpoint).
+func cpqWriteRowGroup(fw *pqarrow.FileWriter, rb *array.RecordBuilder, actions []Action, rows []int) error {
+	fields := rb.Schema().Fields()
+	cols := make([]*array.StructBuilder, len(fields))
+	for c := range fields {
+		cols[c] = rb.Field(c).(*array.StructBuilder)
+	}
+	for _, i := range rows {
+		if err := cpqAppendAction(cols, fields, &actions[i]); err != nil {
+			return fmt.Errorf("checkpoint action %d: %w", i, err)
+		}
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
 	if err := fw.Write(rec); err != nil {
-		fw.Close()
-		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+		return fmt.Errorf("checkpoint parquet: %w", err)
 	}
-	if err := fw.Close(); err != nil {
-		return nil, fmt.Errorf("checkpoint parquet: %w", err)
+	return nil
+}
+
+// cpqAppendAction appends one row: the action in its column, null elsewhere.
+func cpqAppendAction(cols []*array.StructBuilder, fields []arrow.Field, a *Action) error {
+	w := cpqWriter{}
+	for c, f := range fields {
+		sb := cols[c]
+		switch {
+		case f.Name == "txn" && a.Txn != nil:
+			w.txn(sb, a.Txn)
+		case f.Name == "add" && a.Add != nil:
+			w.add(sb, a.Add)
+		case f.Name == "remove" && a.Remove != nil:
+			w.remove(sb, a.Remove)
+		case f.Name == "metaData" && a.MetaData != nil:
+			w.metadata(sb, a.MetaData)
+		case f.Name == "protocol" && a.Protocol != nil:
+			if err := w.protocol(sb, a.Protocol); err != nil {
+				return err
+			}
+		case f.Name == "domainMetadata" && a.DomainMetadata != nil:
+			w.domain(sb, a.DomainMetadata)
+		case f.Name == "checkpointMetadata" && a.CheckpointMetadata != nil:
+			w.ckptMeta(sb, a.CheckpointMetadata)
+		case f.Name == "sidecar" && a.Sidecar != nil:
+			w.sidecar(sb, a.Sidecar)
+		default:
+			sb.AppendNull()
+		}
 	}
-	return buf.Bytes(), nil
+	return nil
 }
 
 // cpqWriter appends actions to struct builders laid out as the ckpt* types.
