@@ -195,6 +195,12 @@ type CommitOptions struct {
 	Operation string
 	// MaxRetries bounds the retry loop on lost races (0: a default).
 	MaxRetries int
+	// ReadsTable says the staged files were computed from the table at
+	// ReadVersion (a copy-on-write merge read it): the commit conflicts if
+	// a later version added data files, which may hold keys the merge
+	// did not see.
+	ReadsTable  bool
+	ReadVersion int64
 }
 
 // CommitOutcome reports a commit.

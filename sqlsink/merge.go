@@ -64,6 +64,7 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 	if err != nil {
 		return nil, nil, fmt.Errorf("list table files: %w", err)
 	}
+	s.readVersion = version
 	candidates, err := s.pruneByStats(ctx, files)
 	if err != nil {
 		return nil, nil, err

@@ -46,6 +46,9 @@ type Sink struct {
 	staged  []catalogadapter.Receipt
 	removes []string
 	skip    bool
+	// readVersion is the table version the epoch's copy-on-write merge
+	// read (-1: none): the commit must conflict with data added since.
+	readVersion int64
 }
 
 // New validates the configuration; nothing is touched until Open.
@@ -191,7 +194,7 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err != nil {
 		return err
 	}
-	s.skip, s.staged, s.removes = skip, nil, nil
+	s.skip, s.staged, s.removes, s.readVersion = skip, nil, nil, -1
 	return nil
 }
 
@@ -307,8 +310,10 @@ func (s *Sink) prepare(ctx context.Context) error {
 }
 
 // maxMergeRedos bounds how often an upsert redoes its merge after writers
-// that touched the same files won the race.
-const maxMergeRedos = 5
+// that touched the same files, or added rows, won the race. Two writers
+// upserting the same keys nonstop need a dozen at times; past the bound
+// CommitEpoch fails with ErrConflict and may be called again.
+const maxMergeRedos = 20
 
 // CommitEpoch makes the epoch visible as one table version, with the
 // (writer id, epoch) record, and returns what it did. A replayed epoch
@@ -361,6 +366,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		opts.Operation = "MERGE"
 	}
 	for redo := 0; ; redo++ {
+		opts.ReadsTable, opts.ReadVersion = s.readVersion >= 0, s.readVersion
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil {
 			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
@@ -379,18 +385,19 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		if !errors.Is(err, catalogadapter.ErrConflict) || s.cfg.Mode != ModeUpsert || redo >= maxMergeRedos {
 			return CommitResult{}, err
 		}
-		// A winner rewrote files our merge removes: redo it on the new table.
+		// A winner rewrote files our merge removes, or added rows it did
+		// not see: redo it on the new table. The wait comes first, with
+		// jitter, so the new merge is fresh when it commits and two
+		// writers upserting the same keys fall out of step.
 		s.counters.conflicts.Add(1)
 		s.discard(ctx)
+		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(20*time.Millisecond, time.Second, redo)); err != nil {
+			return CommitResult{}, err
+		}
 		if err := s.prepare(ctx); err != nil {
 			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
 		}
 		opts.Removes = s.removes
-		select {
-		case <-ctx.Done():
-			return CommitResult{}, ctx.Err()
-		case <-time.After(time.Duration(redo+1) * 20 * time.Millisecond):
-		}
 	}
 }
 

@@ -68,6 +68,15 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt, Skipped: true}, nil
 			}
 		}
+		if opts.ReadsTable && snap.Version > opts.ReadVersion {
+			why, err := addedSince(ctx, t, opts.ReadVersion, snap.Version)
+			if err != nil {
+				return fail(err)
+			}
+			if why != "" {
+				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
+			}
+		}
 		actions, err := p.actions(snap, adds, removes, opts, recordEpoch)
 		if err != nil {
 			return fail(err)
@@ -385,4 +394,25 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
 	return nil
+}
+
+// addedSince returns why the commits after version from up to version to
+// invalidate a merge that read the table at from: one of them added data.
+func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, error) {
+	for v := from + 1; v <= to; v++ {
+		data, err := t.Storage().Get(ctx, fmt.Sprintf("_delta_log/%020d.json", v))
+		if err != nil {
+			return "", fmt.Errorf("read version %d: %w", v, err)
+		}
+		actions, err := delta.ParseActions(data)
+		if err != nil {
+			return "", err
+		}
+		for _, a := range actions {
+			if a.Add != nil && a.Add.DataChange {
+				return fmt.Sprintf("version %d added data after version %d, which this merge read", v, from), nil
+			}
+		}
+	}
+	return "", nil
 }
