@@ -52,6 +52,9 @@ func MySQLError(err error) *mysql.SQLError {
 		code = erInvalidJSONText
 	case errors.Is(err, errSinkBusy):
 		code = mysql.ERLockWaitTimeout
+	case errors.Is(err, catalogadapter.ErrConflict):
+		// Other writers kept winning: MySQL's "try restarting transaction".
+		code = mysql.ERLockDeadlock
 	default:
 		if c, st, ok := gmsCode(err); ok {
 			return mysql.NewSQLError(c, st, "%s", err.Error())

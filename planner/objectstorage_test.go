@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/s3test"
 )
 
@@ -74,5 +75,14 @@ func TestObjectStorageSink(t *testing.T) {
 	te2.fails(s2, "CREATE SINK u INTO DELTA '../outside' (id BIGINT)", "leaves the table root")
 	if _, err := lake.S3Client().HeadObject(ctx, &s3.HeadObjectInput{Bucket: &lake.Bucket, Key: aws.String(prefix + "/root/events/_delta_log/00000000000000000001.json")}); err != nil {
 		t.Errorf("commit 1 of the relative sink is not in the bucket: %v", err)
+	}
+}
+
+// TestConflictCode: a commit that other writers kept invalidating is
+// MySQL's "try restarting transaction".
+func TestConflictCode(t *testing.T) {
+	err := MySQLError(fmt.Errorf("commit epoch 3: %w: version 9 added data", catalogadapter.ErrConflict))
+	if err.Num != 1213 || err.State != "40001" {
+		t.Errorf("conflict maps to %d (%s), want 1213 (40001)", err.Num, err.State)
 	}
 }

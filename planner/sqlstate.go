@@ -12,6 +12,7 @@ var sqlStates = map[int]string{
 	mysql.ERNoSuchTable:                  mysql.SSUnknownTable,
 	mysql.ERBadTable:                     mysql.SSUnknownTable,
 	mysql.ERTableExists:                  "42S01",
+	mysql.ERLockDeadlock:                 "40001",
 	mysql.ERBadFieldError:                mysql.SSBadFieldError,
 	mysql.ERBadDb:                        mysql.SSClientError,
 	mysql.ERBadNullError:                 mysql.SSConstraintViolation,
