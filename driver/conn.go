@@ -200,7 +200,7 @@ func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
 	}
 	return ""
 }
-func (r *rows) Close() error      { r.next = len(r.data); return nil }
+func (r *rows) Close() error { r.next = len(r.data); return nil }
 
 func (r *rows) Next(dest []driver.Value) error {
 	if r.next >= len(r.data) {

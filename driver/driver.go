@@ -9,14 +9,32 @@
 //
 //	db, err := sql.Open("lakesql", "/var/lib/lakesql?allowed_roots=/var/lib/lakesql,/data/lake")
 //
+// or, with relative Delta locations in a bucket:
+//
+//	db, err := sql.Open("lakesql", "/var/lib/lakesql?table_root=s3://bucket/lake&storage.region=eu-west-1")
+//
 // # DSN
 //
 // The DSN is the data directory, optionally followed by '?' and URL query
-// options:
+// options (values URL-encoded: url.Values.Encode writes them right; a '+'
+// in a secret must be written %2B):
 //
-//	allowed_roots   comma-separated directories (the option may also be
-//	                repeated) that sink locations must lie under; the
-//	                default is the data directory alone
+//	allowed_roots   comma-separated directories or object storage
+//	                locations (s3://bucket/prefix) that sink locations
+//	                must lie under (the option may also be repeated); the
+//	                default is the data directory, and table_root
+//	table_root      where relative Delta sink locations go: a directory or
+//	                an object storage location such as s3://bucket/lake;
+//	                the default is the data directory
+//	storage.KEY     a default storage option of Delta sinks on object
+//	                storage (a sink's own WITH options win), for example
+//	                storage.endpoint=http://127.0.0.1:7070; the keys are
+//	                storage.endpoint, storage.region, storage.path_style,
+//	                storage.access_key_id, storage.secret_access_key,
+//	                storage.session_token, storage.max_attempts and
+//	                storage.max_retry_time. Secrets are never shown in
+//	                errors; the environment (AWS_ACCESS_KEY_ID, ...) is
+//	                an alternative to credentials in the DSN
 //
 // An unknown option is an error. The data directory is created if missing.
 //
@@ -24,9 +42,9 @@
 //
 // One engine is opened per data directory per process, shared by every
 // *sql.DB whose DSN names that directory (opening the same directory with
-// different allowed_roots is refused), and closed when the last *sql.DB
-// using it is closed and its last connection is gone. Each connection is one
-// lakesql session.
+// other allowed_roots, table_root or storage options is refused), and
+// closed when the last *sql.DB using it is closed and its last connection
+// is gone. Each connection is one lakesql session.
 //
 // # Transactions
 //
@@ -71,6 +89,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -80,6 +99,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/lakesql/lakesql/planner"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // DriverName is the name the driver is registered under.
@@ -127,11 +147,25 @@ func (d *Driver) OpenConnector(dsn string) (driver.Connector, error) {
 
 // Config is a parsed DSN.
 type Config struct {
-	DataDir      string   // absolute
-	AllowedRoots []string // absolute; empty means the data directory
+	DataDir string // absolute
+	// AllowedRoots are absolute directories and canonical object storage
+	// locations; empty means the data directory (and TableRoot).
+	AllowedRoots []string
+	// TableRoot is an absolute directory or a canonical object storage
+	// location; empty means the data directory.
+	TableRoot string
+	// Storage holds the storage.* options (keys in full). It may hold
+	// secrets.
+	Storage map[string]string
 }
 
-// ParseDSN parses "DIR[?allowed_roots=A,B]".
+// knownOptions is what the error for an unknown DSN option lists.
+func knownOptions() string {
+	return "allowed_roots, table_root, " + strings.Join(objectstore.Keys(), ", ")
+}
+
+// ParseDSN parses "DIR[?allowed_roots=A,B&table_root=LOC&storage.KEY=VALUE...]".
+// Its errors never show a secret's value.
 func ParseDSN(dsn string) (Config, error) {
 	dir, query, _ := strings.Cut(dsn, "?")
 	if dir == "" {
@@ -144,36 +178,76 @@ func ParseDSN(dsn string) (Config, error) {
 	cfg := Config{DataDir: abs}
 	vals, err := url.ParseQuery(query)
 	if err != nil {
-		return Config{}, fmt.Errorf("lakesql driver: DSN options %q: %w", query, err)
+		// The query is not repeated: it may hold a secret.
+		return Config{}, errors.New("lakesql driver: the DSN options are not a valid URL query " +
+			"(encode the values, e.g. with url.Values.Encode)")
 	}
 	for k, vs := range vals {
-		switch k {
-		case "allowed_roots":
+		switch {
+		case k == "allowed_roots":
 			for _, v := range vs {
 				for _, r := range strings.Split(v, ",") {
 					if r = strings.TrimSpace(r); r == "" {
 						continue
 					}
-					ar, err := filepath.Abs(r)
+					ar, err := canonicalRoot(r)
 					if err != nil {
-						return Config{}, fmt.Errorf("lakesql driver: allowed root %q: %w", r, err)
+						return Config{}, fmt.Errorf("lakesql driver: allowed root: %w", err)
 					}
 					cfg.AllowedRoots = append(cfg.AllowedRoots, ar)
 				}
 			}
+		case k == "table_root":
+			if len(vs) != 1 || strings.TrimSpace(vs[0]) == "" {
+				return Config{}, errors.New("lakesql driver: table_root takes one location")
+			}
+			if cfg.TableRoot, err = canonicalRoot(strings.TrimSpace(vs[0])); err != nil {
+				return Config{}, fmt.Errorf("lakesql driver: table_root: %w", err)
+			}
+		case strings.HasPrefix(k, "storage."):
+			if len(vs) != 1 {
+				return Config{}, fmt.Errorf("lakesql driver: DSN option %s given %d times", k, len(vs))
+			}
+			// CheckOption names unknown keys and masks secrets.
+			if err := objectstore.CheckOption(k, vs[0]); err != nil {
+				return Config{}, fmt.Errorf("lakesql driver: %w", err)
+			}
+			if cfg.Storage == nil {
+				cfg.Storage = map[string]string{}
+			}
+			cfg.Storage[k] = vs[0]
 		default:
-			return Config{}, fmt.Errorf("lakesql driver: unknown DSN option %q (known: allowed_roots)", k)
+			return Config{}, fmt.Errorf("lakesql driver: unknown DSN option %q (known: %s)", k, knownOptions())
 		}
 	}
 	return cfg, nil
 }
 
+// canonicalRoot makes a directory absolute and an object storage location
+// canonical, so that DSNs naming the same place compare equal.
+func canonicalRoot(r string) (string, error) {
+	if objectstore.IsLocation(r) {
+		l, err := objectstore.ParseLocation(r) // its errors hide user info
+		if err != nil {
+			return "", err
+		}
+		return l.String(), nil
+	}
+	ar, err := filepath.Abs(r)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", r, err)
+	}
+	return ar, nil
+}
+
 // shared is an engine shared by the connectors and connections of one data
-// directory.
+// directory, with the options it was opened with.
 type shared struct {
-	engine *planner.Engine
-	roots  []string
-	refs   int
+	engine    *planner.Engine
+	roots     []string // sorted
+	tableRoot string
+	storage   map[string]string
+	refs      int
 }
 
 var (
@@ -189,19 +263,51 @@ func acquire(ctx context.Context, cfg Config) (*planner.Engine, error) {
 	roots := slices.Clone(cfg.AllowedRoots)
 	slices.Sort(roots)
 	if sh, ok := engines[cfg.DataDir]; ok {
-		if !slices.Equal(sh.roots, roots) {
-			return nil, fmt.Errorf("lakesql driver: data directory %s is already open in this process with allowed_roots %v, not %v",
-				cfg.DataDir, sh.roots, roots)
+		if diff := sh.differences(roots, cfg.TableRoot, cfg.Storage); diff != "" {
+			return nil, fmt.Errorf("lakesql driver: data directory %s is already open in this process with other options: %s",
+				cfg.DataDir, diff)
 		}
 		sh.refs++
 		return sh.engine, nil
 	}
-	e, err := planner.Open(ctx, planner.Options{DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots})
+	e, err := planner.Open(ctx, planner.Options{
+		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
+	})
 	if err != nil {
 		return nil, wrapErr(err)
 	}
-	engines[cfg.DataDir] = &shared{engine: e, roots: roots, refs: 1}
+	engines[cfg.DataDir] = &shared{engine: e, roots: roots, tableRoot: cfg.TableRoot,
+		storage: maps.Clone(cfg.Storage), refs: 1}
 	return e, nil
+}
+
+// differences describes how a DSN's options differ from those the engine
+// was opened with, "" when they are the same. Storage options are named,
+// their values never shown (some are secrets).
+func (sh *shared) differences(roots []string, tableRoot string, storage map[string]string) string {
+	var diffs []string
+	if !slices.Equal(sh.roots, roots) {
+		diffs = append(diffs, fmt.Sprintf("allowed_roots %v, not %v", sh.roots, roots))
+	}
+	if sh.tableRoot != tableRoot {
+		diffs = append(diffs, fmt.Sprintf("table_root %q, not %q", sh.tableRoot, tableRoot))
+	}
+	var keys []string
+	for k := range storage {
+		if v, ok := sh.storage[k]; !ok || v != storage[k] {
+			keys = append(keys, k)
+		}
+	}
+	for k := range sh.storage {
+		if _, ok := storage[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		slices.Sort(keys)
+		diffs = append(diffs, "other values of "+strings.Join(keys, ", "))
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // release drops a reference; the last one closes the engine.

@@ -32,14 +32,17 @@
 // Other records: hash-threshold N (failures show results of more than N
 // values as a hash); halt (stop the file); skipif ENGINE and onlyif ENGINE in
 // front of a record (this engine is lakesql, and mysql too since lakesql
-// speaks its dialect); and DuckDB's extensions: connection labels (CONN, any
+// speaks its dialect, and so are the run's labels, Options.Labels: the
+// project's suites mark with lakesql-s3 what differs when Delta sinks live
+// on object storage); and DuckDB's extensions: connection labels (CONN, any
 // name: each is its own session; none is the default session); restart
 // (close every session, reopen the engine on the same data directory, see
 // Options.Restart for servers); loop VAR START END ... endloop (END
 // excluded, ${VAR} replaced in SQL and results); require CAPABILITY (skip
 // the rest of the file, counted as skipped, when the capability is missing);
 // mode skip and mode unskip; and __TEST_DIR__, replaced by a folder of its
-// own for each file, under which sink locations are allowed.
+// own for each file, under which sink locations are allowed (a local one,
+// or one on object storage with Options.TestDirRoot).
 //
 // Statements and queries are counted as passed, failed or skipped; each
 // failure is reported with file:line, the SQL, what was expected and what

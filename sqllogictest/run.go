@@ -13,7 +13,14 @@ import (
 	"time"
 
 	lakedriver "github.com/lakesql/lakesql/driver"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
+
+// LabelObjectStorage is the label (Options.Labels) of runs whose Delta
+// sinks live on object storage: `skipif lakesql-s3` marks a record that
+// only holds on a local disk, `onlyif lakesql-s3` its object storage
+// counterpart.
+const LabelObjectStorage = "lakesql-s3"
 
 // Engines are the names skipif and onlyif treat as this engine: lakesql,
 // and mysql because lakesql speaks MySQL's dialect (a record meant only for
@@ -46,6 +53,23 @@ type Options struct {
 	// (lakesql, delta, and embedded or server, and restart when a restart
 	// reopens the engine).
 	Capabilities []string
+	// Labels are further names skipif and onlyif take as this engine, for
+	// records that hold in one setup only: the project's suites mark with
+	// lakesql-s3 (LabelObjectStorage) the records about sinks on object
+	// storage, or about local paths.
+	Labels []string
+	// TableRoot (embedded only) is where relative Delta locations go: each
+	// file gets a folder of its own under it (FOLDER/tables), so that files
+	// never share a table. It may be an object storage location, such as
+	// s3://bucket/prefix, with Storage holding the storage.* options to
+	// reach it. Empty: the file's data directory.
+	TableRoot string
+	Storage   map[string]string
+	// TestDirRoot, when set, holds the files' __TEST_DIR__ folders
+	// (FOLDER/tmp, FOLDER of the file's own) instead of TempDir; an
+	// object storage location puts them there. Against a server, the
+	// server must allow sink locations under it.
+	TestDirRoot string
 	// Out receives each failure as it happens (and, with Verbose, a line per
 	// file); nil discards them.
 	Out     io.Writer
@@ -216,10 +240,19 @@ func (f *fileRun) run(ctx context.Context) {
 		return
 	}
 	defer os.RemoveAll(base)
-	f.testDir = filepath.Join(base, "tmp")
-	if err := os.Mkdir(f.testDir, 0o755); err != nil {
-		f.fail(Failure{Actual: fmt.Sprintf("temp folder: %v", err)})
-		return
+	// The file's own folder under TableRoot and TestDirRoot is named like
+	// its temporary folder, unique among the runs on this machine.
+	own := filepath.Base(base)
+	if root := f.r.opts.TestDirRoot; root != "" {
+		f.testDir = under(root, own, "tmp")
+	} else {
+		f.testDir = filepath.Join(base, "tmp")
+	}
+	if !objectstore.IsLocation(f.testDir) {
+		if err := os.MkdirAll(f.testDir, 0o755); err != nil {
+			f.fail(Failure{Actual: fmt.Sprintf("temp folder: %v", err)})
+			return
+		}
 	}
 	if f.r.opts.DSN != "" {
 		f.tgt, err = openTarget("mysql", f.r.dsn)
@@ -228,8 +261,12 @@ func (f *fileRun) run(ctx context.Context) {
 		if dataDir == "" {
 			dataDir = filepath.Join(base, "data")
 		}
+		tableRoot := ""
+		if f.r.opts.TableRoot != "" {
+			tableRoot = under(f.r.opts.TableRoot, own, "tables")
+		}
 		if dataDir, err = filepath.Abs(dataDir); err == nil {
-			f.tgt, err = openTarget(lakedriver.DriverName, embeddedDSN(dataDir, f.testDir))
+			f.tgt, err = openTarget(lakedriver.DriverName, embeddedDSN(dataDir, f.testDir, tableRoot, f.r.opts.Storage))
 		}
 	}
 	if err != nil {
@@ -308,7 +345,8 @@ func (f *fileRun) record(ctx context.Context, rec Record, rest []Record) bool {
 // applies evaluates skipif and onlyif.
 func (f *fileRun) applies(conds []Condition) bool {
 	for _, c := range conds {
-		if slices.Contains(Engines, c.Engine) == c.Skip {
+		this := slices.Contains(Engines, c.Engine) || slices.Contains(f.r.opts.Labels, c.Engine)
+		if this == c.Skip {
 			return false
 		}
 	}
@@ -346,6 +384,14 @@ func (f *fileRun) restart(ctx context.Context) error {
 		f.r.dsn = dsn
 	}
 	return f.tgt.reopen(f.r.dsn)
+}
+
+// under is root/elems: a file path, or a location on object storage.
+func under(root string, elems ...string) string {
+	if objectstore.IsLocation(root) {
+		return strings.TrimSuffix(root, "/") + "/" + strings.Join(elems, "/")
+	}
+	return filepath.Join(append([]string{root}, elems...)...)
 }
 
 // subst replaces __TEST_DIR__ and the loop variables (${i}).

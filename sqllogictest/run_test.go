@@ -42,6 +42,7 @@ type testServer struct {
 	t        *testing.T
 	dataDir  string
 	tempRoot string
+	opts     serverOptions
 
 	mu       sync.Mutex
 	srv      *wire.Server
@@ -49,9 +50,24 @@ type testServer struct {
 	restarts int
 }
 
+// serverOptions are what a test server's engine gets besides its data
+// directory: where relative Delta locations go, the default storage
+// options, and further allowed roots (the data directory and tempRoot are
+// always allowed).
+type serverOptions struct {
+	tableRoot string
+	storage   map[string]string
+	roots     []string
+}
+
 func startServer(t *testing.T) *testServer {
 	t.Helper()
-	ts := &testServer{t: t, dataDir: t.TempDir(), tempRoot: t.TempDir()}
+	return startServerWith(t, serverOptions{})
+}
+
+func startServerWith(t *testing.T, opts serverOptions) *testServer {
+	t.Helper()
+	ts := &testServer{t: t, dataDir: t.TempDir(), tempRoot: t.TempDir(), opts: opts}
 	if err := ts.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +86,8 @@ func (ts *testServer) start() error {
 	}
 	srv, err := wire.New(context.Background(), wire.Config{
 		Listener: l, DataDir: ts.dataDir, RootPassword: password,
-		AllowedRoots: []string{ts.dataDir, ts.tempRoot},
+		AllowedRoots: append([]string{ts.dataDir, ts.tempRoot}, ts.opts.roots...),
+		TableRoot:    ts.opts.tableRoot, Storage: ts.opts.storage,
 	})
 	if err != nil {
 		l.Close()

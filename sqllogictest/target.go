@@ -23,9 +23,18 @@ type target struct {
 }
 
 // embeddedDSN opens the lakesql driver on dataDir, with sink locations
-// allowed under the data directory and the file's __TEST_DIR__.
-func embeddedDSN(dataDir, testDir string) string {
-	return dataDir + "?" + url.Values{"allowed_roots": {dataDir, testDir}}.Encode()
+// allowed under the data directory, the file's __TEST_DIR__ and its table
+// root, if it has one (else relative locations go to the data directory).
+func embeddedDSN(dataDir, testDir, tableRoot string, storage map[string]string) string {
+	v := url.Values{"allowed_roots": {dataDir, testDir}}
+	if tableRoot != "" {
+		v.Add("allowed_roots", tableRoot)
+		v.Set("table_root", tableRoot)
+	}
+	for k, val := range storage {
+		v.Set(k, val)
+	}
+	return dataDir + "?" + v.Encode()
 }
 
 func openTarget(driverName, dsn string) (*target, error) {

@@ -18,6 +18,7 @@ const usage = `lakesql: SQL transactions into Delta Lake tables
 
 Usage:
   lakesql [--data DIR] [-e SQL] [--force]   the REPL; a script on stdin runs as a batch
+                                            (--table-root, --storage: see --help)
   lakesql serve --listen ADDR --data DIR    serve the MySQL wire protocol (see serve --help)
   lakesql test [--dsn DSN] FILE|FOLDER...   run sqllogictest (.slt) files (see test --help)
   lakesql bench [--quick] [--json] [--only NAME]   measure lakesql against reference runs (see bench --help)

@@ -65,8 +65,13 @@ func replCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs := flag.NewFlagSet("lakesql", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data", "./lakesql-data", "the data directory")
-	var roots rootList
-	fs.Var(&roots, "allowed-roots", "comma-separated directories sink locations must stay under (default: the data directory)")
+	var (
+		roots     rootList
+		tableRoot string
+		storage   storageFlags
+	)
+	fs.Var(&roots, "allowed-roots", allowedRootsUsage)
+	addStorageFlags(fs, &tableRoot, &storage)
 	execSQL := fs.String("e", "", "run these statements and exit")
 	force := fs.Bool("force", false, "continue a script or -e after a failing statement")
 	if err := fs.Parse(args); err != nil {
@@ -79,7 +84,11 @@ func replCommand(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "lakesql: unexpected argument %q\n\n%s", fs.Arg(0), usage)
 		return 2
 	}
-	opts := planner.Options{DataDir: *dataDir, AllowedRoots: roots}
+	if err := storage.check(); err != nil {
+		fmt.Fprintf(stderr, "lakesql: %v\n", err)
+		return 2
+	}
+	opts := planner.Options{DataDir: *dataDir, AllowedRoots: roots, TableRoot: tableRoot, Storage: storage.opts}
 	engine, err := planner.Open(ctx, opts)
 	if err != nil {
 		printError(stderr, err, 0)

@@ -59,8 +59,11 @@ var errNotApplicable = errors.New("not applicable on this path")
 type scenarioPath interface {
 	// Name names the path in test output.
 	Name() string
-	// DataDir is the data directory the path's sinks live in.
+	// DataDir is the path's data directory.
 	DataDir() string
+	// TableRoot is where the path's relative Delta locations go: "" for
+	// the data directory, or an s3:// location in the shared versitygw.
+	TableRoot() string
 	// Open opens a session as root.
 	Open(t *testing.T) session
 	// OpenAs opens a session as user with password; errNotApplicable

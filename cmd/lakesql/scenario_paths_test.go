@@ -8,7 +8,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -19,26 +21,62 @@ type servedData struct {
 	bin  string
 	dir  string
 	proc *serveProcess
+	// tableRoot is where relative Delta locations go ("": the data
+	// directory); args and env are the flags and environment that say so.
+	tableRoot string
+	args      []string
+	env       []string
 }
 
+// newServedData serves a fresh data directory whose relative Delta
+// locations go to the data directory itself.
 func newServedData(t *testing.T) *servedData {
-	sd := &servedData{bin: sharedLakesql(t), dir: filepath.Join(t.TempDir(), "data")}
+	dir := filepath.Join(t.TempDir(), "data")
+	return startServedData(t, &servedData{dir: dir, args: []string{"--allowed-roots", dir}})
+}
+
+// newServedLake serves a fresh data directory whose relative Delta
+// locations go to a prefix of the shared versitygw. With credentials
+// they are given by --storage flags, and the allowed roots by
+// --allowed-roots (a directory and an s3:// location); without, the
+// credentials come from the environment and the allowed roots are the
+// default ones (the data directory and the table root).
+func newServedLake(t *testing.T, credentials bool) *servedData {
+	dir := filepath.Join(t.TempDir(), "data")
+	root := lake.URL(lakePrefix(t) + "/tables")
+	sd := &servedData{dir: dir, tableRoot: root, args: append([]string{"--table-root", root}, lakeStorageFlags(credentials)...)}
+	if credentials {
+		sd.args = append(sd.args, "--allowed-roots", dir+","+root)
+	} else {
+		sd.env = lake.Env()
+	}
+	return startServedData(t, sd)
+}
+
+func startServedData(t *testing.T, sd *servedData) *servedData {
+	sd.bin = sharedLakesql(t)
 	sd.start(t)
 	return sd
 }
 
 func (sd *servedData) start(t *testing.T) {
 	t.Helper()
-	sd.proc = startServe(t, sd.bin, []string{"LAKESQL_ROOT_PASSWORD=" + scenarioPassword},
-		"--listen", "127.0.0.1:0", "--data", sd.dir, "--allowed-roots", sd.dir)
+	sd.proc = startServe(t, sd.bin, append([]string{"LAKESQL_ROOT_PASSWORD=" + scenarioPassword}, sd.env...),
+		append([]string{"--listen", "127.0.0.1:0", "--data", sd.dir}, sd.args...)...)
 }
 
+func (sd *servedData) TableRoot() string { return sd.tableRoot }
+
 // restart stops the server with SIGTERM (it must exit cleanly) and starts
-// it again.
+// it again. What the server printed must not show the storage secret.
 func (sd *servedData) restart(t *testing.T) {
 	t.Helper()
-	if code, _ := sd.proc.stop(t); code != 0 {
+	code, rest := sd.proc.stop(t)
+	if code != 0 {
 		t.Errorf("lakesql serve exited with %d on SIGTERM\nstderr:\n%s", code, sd.proc.stderr)
+	}
+	if sd.tableRoot != "" && strings.Contains(rest+sd.proc.stderr.String(), lake.SecretKey) {
+		t.Errorf("lakesql serve printed the storage secret:\n%s\n%s", rest, sd.proc.stderr)
 	}
 	sd.start(t)
 }
@@ -143,18 +181,41 @@ func (p mariadbPath) Restart(t *testing.T) { p.restart(t) }
 // program using it, the path keeps one *sql.DB; the engine lives as long as
 // it (and its connections).
 type embeddedPath struct {
-	dir string
-	db  *sql.DB
+	dir       string
+	tableRoot string // "": the data directory
+	db        *sql.DB
 }
 
 func newEmbeddedPath(t *testing.T) *embeddedPath {
-	p := &embeddedPath{dir: filepath.Join(t.TempDir(), "data")}
+	return openEmbeddedPath(t, &embeddedPath{dir: filepath.Join(t.TempDir(), "data")})
+}
+
+// newEmbeddedLake opens an embedded path whose relative Delta locations go
+// to a prefix of the shared versitygw (DSN options table_root and
+// storage.*).
+func newEmbeddedLake(t *testing.T) *embeddedPath {
+	return openEmbeddedPath(t, &embeddedPath{dir: filepath.Join(t.TempDir(), "data"), tableRoot: lake.URL(lakePrefix(t) + "/tables")})
+}
+
+func openEmbeddedPath(t *testing.T, p *embeddedPath) *embeddedPath {
 	p.open(t)
 	t.Cleanup(func() { p.db.Close() })
 	return p
 }
 
-func (p *embeddedPath) dsn() string { return p.dir + "?allowed_roots=" + p.dir }
+func (p *embeddedPath) dsn() string {
+	v := url.Values{"allowed_roots": {p.dir}}
+	if p.tableRoot != "" {
+		v.Add("allowed_roots", p.tableRoot)
+		v.Set("table_root", p.tableRoot)
+		for k, val := range lake.Options() {
+			v.Set(k, val)
+		}
+	}
+	return p.dir + "?" + v.Encode()
+}
+
+func (p *embeddedPath) TableRoot() string { return p.tableRoot }
 
 func (p *embeddedPath) open(t *testing.T) {
 	t.Helper()

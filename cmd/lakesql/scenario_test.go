@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // MySQL error codes the scenario expects.
@@ -51,49 +53,73 @@ func TestScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts lakesql serve and client processes")
 	}
-	paths := []struct {
+	type path struct {
 		name string
 		open func(t *testing.T) scenarioPath
-	}{
-		{"go-sql-driver", func(t *testing.T) scenarioPath { return mysqlDriverPath{newServedData(t)} }},
-		{"mariadb", func(t *testing.T) scenarioPath {
-			if _, err := exec.LookPath("mariadb"); err != nil {
-				t.Skip("the mariadb client is not installed (.ci/run installs Debian's mariadb-client)")
-			}
-			return mariadbPath{newServedData(t)}
-		}},
-		{"embedded", func(t *testing.T) scenarioPath { return newEmbeddedPath(t) }},
 	}
-	var (
-		mu          sync.Mutex
-		transcripts = map[string][]logEntry{}
-	)
-	t.Run("path", func(t *testing.T) {
-		for _, p := range paths {
-			t.Run(p.name, func(t *testing.T) {
-				t.Parallel()
-				log := runScenario(t, p.open(t))
-				mu.Lock()
-				transcripts[p.name] = log
-				mu.Unlock()
+	needMariadb := func(t *testing.T) {
+		if _, err := exec.LookPath("mariadb"); err != nil {
+			t.Skip("the mariadb client is not installed (.ci/run installs Debian's mariadb-client)")
+		}
+	}
+	// The same paths twice: with the Delta tables in the data directory,
+	// and on S3 (versitygw), the server started with --table-root and
+	// --storage, the embedded driver with the DSN options table_root and
+	// storage.*. Every step runs in both; the transcripts are compared
+	// within each.
+	storages := []struct {
+		name  string
+		paths []path
+	}{
+		{"local", []path{
+			{"go-sql-driver", func(t *testing.T) scenarioPath { return mysqlDriverPath{newServedData(t)} }},
+			{"mariadb", func(t *testing.T) scenarioPath { needMariadb(t); return mariadbPath{newServedData(t)} }},
+			{"embedded", func(t *testing.T) scenarioPath { return newEmbeddedPath(t) }},
+		}},
+		{"s3", []path{
+			// Credentials in --storage flags here, from the environment
+			// for the mariadb path's server.
+			{"go-sql-driver", func(t *testing.T) scenarioPath { return mysqlDriverPath{newServedLake(t, true)} }},
+			{"mariadb", func(t *testing.T) scenarioPath { needMariadb(t); return mariadbPath{newServedLake(t, false)} }},
+			{"embedded", func(t *testing.T) scenarioPath { return newEmbeddedLake(t) }},
+		}},
+	}
+	for _, st := range storages {
+		t.Run(st.name, func(t *testing.T) {
+			// The two storages' runs are independent, and mostly wait.
+			t.Parallel()
+			var (
+				mu          sync.Mutex
+				transcripts = map[string][]logEntry{}
+			)
+			t.Run("path", func(t *testing.T) {
+				for _, p := range st.paths {
+					t.Run(p.name, func(t *testing.T) {
+						t.Parallel()
+						log := runScenario(t, p.open(t))
+						mu.Lock()
+						transcripts[p.name] = log
+						mu.Unlock()
+					})
+				}
 			})
-		}
-	})
 
-	// The paths that ran to the end must have seen the same outcomes.
-	ref := paths[0].name
-	for _, p := range paths[1:] {
-		want, got := transcripts[ref], transcripts[p.name]
-		if want == nil || got == nil {
-			t.Logf("transcripts of %s and %s not compared: one of them did not run to the end", ref, p.name)
-			continue
-		}
-		if p.name == "embedded" {
-			want = withoutWireOnly(want)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("the %s path saw other outcomes than the %s path (-%s +%s):\n%s", p.name, ref, ref, p.name, diff)
-		}
+			// The paths that ran to the end must have seen the same outcomes.
+			ref := st.paths[0].name
+			for _, p := range st.paths[1:] {
+				want, got := transcripts[ref], transcripts[p.name]
+				if want == nil || got == nil {
+					t.Logf("transcripts of %s and %s not compared: one of them did not run to the end", ref, p.name)
+					continue
+				}
+				if p.name == "embedded" {
+					want = withoutWireOnly(want)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("the %s path saw other outcomes than the %s path (-%s +%s):\n%s", p.name, ref, ref, p.name, diff)
+				}
+			}
+		})
 	}
 }
 
@@ -126,7 +152,10 @@ type scenario struct {
 	t    *testing.T
 	p    scenarioPath
 	ctx  context.Context
-	norm *strings.Replacer // data directory paths out of the transcript
+	norm *strings.Replacer // data directory paths and the table root out of the transcript
+	// root is where relative Delta locations go: the data directory, or
+	// an s3:// location.
+	root string
 	// counted is the last version count of each table.
 	counted map[string]int
 
@@ -220,9 +249,36 @@ func (sc *scenario) query(s named, q string, want [][]string) {
 	}
 }
 
-// table is a sink's Delta table under the data directory.
+// table is the location of a sink's Delta table made with a relative
+// location 'lake/NAME', as SHOW SINKS shows it.
 func (sc *scenario) table(name string) string {
-	return filepath.Join(sc.p.DataDir(), "lake", name)
+	if objectstore.IsLocation(sc.root) {
+		return sc.root + "/lake/" + name
+	}
+	return filepath.Join(sc.root, "lake", name)
+}
+
+// beside is where the relative location '../NAME' would be.
+func (sc *scenario) beside(name string) string {
+	if objectstore.IsLocation(sc.root) {
+		return sc.root[:strings.LastIndex(sc.root, "/")] + "/" + name
+	}
+	return filepath.Join(filepath.Dir(sc.root), name)
+}
+
+// absent checks that nothing is at a location: no file or folder, or no
+// object under the prefix.
+func (sc *scenario) absent(loc, after string) {
+	sc.t.Helper()
+	if objectstore.IsLocation(loc) {
+		if keys := lakeKeys(sc.t, loc); len(keys) > 0 {
+			sc.t.Errorf("after %s: objects under %s: %v", after, loc, keys)
+		}
+		return
+	}
+	if _, err := os.Stat(loc); !errors.Is(err, os.ErrNotExist) {
+		sc.t.Errorf("after %s: %s exists (%v)", after, loc, err)
+	}
 }
 
 // versions checks how many versions a sink's table has and returns the
@@ -230,7 +286,12 @@ func (sc *scenario) table(name string) string {
 // follow. The transcript gets the versions made since the last count.
 func (sc *scenario) versions(name string, want int, when string) int {
 	sc.t.Helper()
-	got := deltatest.Versions(sc.t, sc.table(name))
+	var got int
+	if loc := sc.table(name); objectstore.IsLocation(loc) {
+		got = lakeVersions(sc.t, loc)
+	} else {
+		got = deltatest.Versions(sc.t, loc)
+	}
 	sc.record(logEntry{Session: "delta", SQL: fmt.Sprintf("new versions of %s %s", name, when), Versions: got - sc.counted[name]})
 	sc.counted[name] = got
 	if got != want {
@@ -276,8 +337,14 @@ func (o orders) rows() [][]string {
 func runScenario(t *testing.T, p scenarioPath) []logEntry {
 	data := p.DataDir()
 	base := filepath.Dir(data)
-	sc := &scenario{t: t, p: p, ctx: t.Context(),
-		norm: strings.NewReplacer(data, "$DATA", base, "$BASE"), counted: map[string]int{}}
+	root := p.TableRoot()
+	norm := strings.NewReplacer(data, "$DATA", base, "$BASE")
+	if root == "" {
+		root = data
+	} else {
+		norm = strings.NewReplacer(root, "$ROOT", data, "$DATA", base, "$BASE")
+	}
+	sc := &scenario{t: t, p: p, ctx: t.Context(), norm: norm, root: root, counted: map[string]int{}}
 	want := orders{}
 	v := 0 // versions of the orders table
 
@@ -366,10 +433,8 @@ func runScenario(t *testing.T, p scenarioPath) []logEntry {
 		v = sc.versions("orders", v, "after "+after)
 		sc.versions("old", 2, "after "+after)
 		sc.query(s2, "SHOW SINKS", sinks)
-		for _, dir := range []string{sc.table("bad"), filepath.Join(base, "outside"), filepath.Join(base, "elsewhere")} {
-			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-				sc.t.Errorf("after %s: %s exists (%v)", after, dir, err)
-			}
+		for _, loc := range []string{sc.table("bad"), sc.beside("outside"), filepath.Join(base, "elsewhere")} {
+			sc.absent(loc, after)
 		}
 	}
 	type badInput struct {
@@ -478,6 +543,15 @@ func runScenario(t *testing.T, p scenarioPath) []logEntry {
 	v = sc.versions("orders", v+1, "after an INSERT after restart")
 	sc.query(s4, scenarioSelectOrders, want.rows())
 	sc.close(s4)
+	if objectstore.IsLocation(root) {
+		// With the tables on S3, none may have landed on the local disk.
+		filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == "_delta_log" {
+				t.Errorf("a Delta table on the local disk with --table-root %s: %s", root, filepath.Dir(path))
+			}
+			return nil
+		})
+	}
 	return sc.log
 }
 

@@ -19,8 +19,10 @@ import (
 // asked to stop; after it, the remaining connections are closed.
 const shutdownGrace = 30 * time.Second
 
-// rootList is the value of --allowed-roots: comma-separated directories,
-// and the flag may be repeated.
+// rootList is the value of --allowed-roots: comma-separated directories
+// or object storage locations (s3://bucket/prefix), kept as written (the
+// planner makes directories absolute and canonicalises locations); the
+// flag may be repeated.
 type rootList []string
 
 func (l *rootList) String() string { return strings.Join(*l, ",") }
@@ -34,13 +36,18 @@ func (l *rootList) Set(v string) error {
 	return nil
 }
 
+// allowedRootsUsage is the --allowed-roots flag's help text.
+const allowedRootsUsage = "comma-separated directories or object storage locations (s3://bucket/prefix) sink locations must stay under " +
+	"(default: the data directory, and --table-root)"
+
 // serveCommand runs lakesql serve: the MySQL wire server.
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lakesql serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cfg   wire.Config
-		roots rootList
+		cfg     wire.Config
+		roots   rootList
+		storage storageFlags
 	)
 	fs.StringVar(&cfg.Listen, "listen", wire.DefaultListen, "address to listen on (host:port)")
 	fs.StringVar(&cfg.DataDir, "data", "lakesql-data", "data directory")
@@ -50,7 +57,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Uint64Var(&cfg.MaxConnections, "max-connections", 0, "maximum simultaneous connections (0: no limit)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
-	fs.Var(&roots, "allowed-roots", "comma-separated directories sink locations must stay under (default: the data directory)")
+	fs.Var(&roots, "allowed-roots", allowedRootsUsage)
+	addStorageFlags(fs, &cfg.TableRoot, &storage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -61,7 +69,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "lakesql serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := storage.check(); err != nil {
+		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+		return 2
+	}
 	cfg.AllowedRoots = roots
+	cfg.Storage = storage.opts
 	if cfg.RootPassword == "" {
 		cfg.RootPassword = os.Getenv(wire.RootPasswordEnv)
 	}
@@ -77,6 +90,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if pw := srv.GeneratedPassword(); pw != "" {
 		fmt.Fprintf(stdout, "lakesql: generated password for root: %s (shown once; its hash is in %s)\n",
 			pw, wire.UsersFile)
+	}
+	if cfg.TableRoot != "" {
+		fmt.Fprintf(stdout, "lakesql: relative Delta locations go under %s\n", cfg.TableRoot)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()

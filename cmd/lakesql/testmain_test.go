@@ -7,22 +7,29 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/lakesql/lakesql/internal/s3test"
 )
 
-// TestMain serves two roles besides running the tests: the test binary
+// TestMain serves three roles besides running the tests: the test binary
 // re-executed with scenarioChildEnv set is a scenario client process (see
-// runScenarioChild), and the lakesql binary the tests build is built once
-// and removed at the end.
+// runScenarioChild), a versitygw server is shared by the tests that keep
+// Delta tables on S3 (lake), and the lakesql binary the tests build is
+// built once and removed at the end.
 func TestMain(m *testing.M) {
 	if kind := os.Getenv(scenarioChildEnv); kind != "" {
 		os.Exit(runScenarioChild(kind, os.Getenv(scenarioDSNEnv)))
 	}
-	code := m.Run()
+	code := s3test.RunMain(m, &lake)
 	if lakesqlBuild.dir != "" {
 		os.RemoveAll(lakesqlBuild.dir)
 	}
 	os.Exit(code)
 }
+
+// lake is the versitygw server the tests share; each test keeps to a key
+// prefix of its own, unique per run (lakePrefix).
+var lake *s3test.Server
 
 // lakesqlBuild is the lakesql binary built for this test run: linking
 // DuckDB takes a while, so the tests that start `lakesql serve` share one.

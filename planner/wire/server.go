@@ -46,9 +46,15 @@ type Config struct {
 	Listen string
 	// Listener, when set, is used instead of listening on Listen.
 	Listener net.Listener
-	// DataDir and AllowedRoots open the planner engine.
+	// DataDir, AllowedRoots, TableRoot and Storage open the planner engine
+	// (see planner.Options): TableRoot is where relative Delta locations
+	// go (the data directory when empty, or e.g. s3://bucket/prefix), and
+	// Storage the default storage.* options of Delta sinks on object
+	// storage. Storage may hold secrets: it is never logged.
 	DataDir      string
 	AllowedRoots []string
+	TableRoot    string
+	Storage      map[string]string
 	// RootPassword sets root's password (and stores its hash). When empty,
 	// the stored password is kept, or one is generated on first start and
 	// returned by Server.GeneratedPassword.
@@ -146,7 +152,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	// Quiet go-mysql-server's per-connection info logging.
 	logrus.SetLevel(logrus.WarnLevel)
 
-	eng, err := planner.Open(ctx, planner.Options{DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots})
+	eng, err := planner.Open(ctx, planner.Options{
+		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
+	})
 	if err != nil {
 		l.Close()
 		return nil, err
