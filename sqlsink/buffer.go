@@ -53,6 +53,10 @@ type buffer struct {
 	// Everything else goes into the DuckDB table buf.
 	direct  bool
 	pending []arrow.RecordBatch
+	// inTable is false while the buf table is known to be empty: set
+	// before any INSERT into it, reset only by a DELETE that succeeded.
+	// It spares an epoch that never used the table a count and a DELETE.
+	inTable bool
 
 	rows    int64
 	bytes   int64
@@ -198,6 +202,7 @@ func (b *buffer) insert(ctx context.Context, recs []arrow.RecordBatch, withSeq b
 		exprs = append(exprs, seqColumn, opBufCol)
 	}
 	q := fmt.Sprintf("INSERT INTO buf (%s) SELECT %s FROM %s", strings.Join(names, ", "), strings.Join(exprs, ", "), view)
+	b.inTable = true // even a failed INSERT counts: the DELETE settles it
 	if _, err := b.conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadRow, err)
 	}
@@ -267,6 +272,9 @@ func (b *buffer) source(ctx context.Context) (string, func(), error) {
 }
 
 func (b *buffer) tableEmpty(ctx context.Context) bool {
+	if !b.inTable {
+		return true
+	}
 	var n int64
 	err := b.conn.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM buf LIMIT 1)").Scan(&n)
 	return err == nil && n == 0
@@ -395,8 +403,11 @@ func (b *buffer) selectList() string {
 // clear empties the buffer.
 func (b *buffer) clear(ctx context.Context) error {
 	b.releasePending()
-	if _, err := b.conn.ExecContext(ctx, "DELETE FROM buf"); err != nil {
-		return fmt.Errorf("clear buffer: %w", err)
+	if b.inTable {
+		if _, err := b.conn.ExecContext(ctx, "DELETE FROM buf"); err != nil {
+			return fmt.Errorf("clear buffer: %w", err)
+		}
+		b.inTable = false
 	}
 	b.rows, b.bytes, b.first = 0, 0, time.Time{}
 	return nil
