@@ -400,11 +400,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 // invalidate a merge that read the table at from: one of them added data.
 func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, error) {
 	for v := from + 1; v <= to; v++ {
-		data, err := t.Storage().Get(ctx, fmt.Sprintf("_delta_log/%020d.json", v))
-		if err != nil {
-			return "", fmt.Errorf("read version %d: %w", v, err)
-		}
-		actions, err := delta.ParseActions(data)
+		actions, err := t.ReadCommit(ctx, v)
 		if err != nil {
 			return "", err
 		}

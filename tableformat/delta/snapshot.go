@@ -449,3 +449,17 @@ func (s *Snapshot) Schema() (*StructType, error) {
 	}
 	return s.schema, nil
 }
+
+// ReadCommit returns the actions of the log entry of version, or an error
+// wrapping ErrNotFound when there is none.
+func (t *Table) ReadCommit(ctx context.Context, version int64) ([]Action, error) {
+	data, err := t.store.Get(ctx, commitKey(version))
+	if err != nil {
+		return nil, fmt.Errorf("read commit %d: %w", version, err)
+	}
+	actions, err := ParseActions(data)
+	if err != nil {
+		return nil, fmt.Errorf("commit %d: %w", version, err)
+	}
+	return actions, nil
+}
