@@ -86,3 +86,46 @@ func TestConflictCode(t *testing.T) {
 		t.Errorf("conflict maps to %d (%s), want 1213 (40001)", err.Num, err.State)
 	}
 }
+
+// TestObjectStorageOutageStatus: while the store is down, statements fail
+// and SHOW SINK STATUS says the sink is degraded and why; once it is back
+// and a probe went through, the sink is healthy and nothing was lost.
+func TestObjectStorageOutageStatus(t *testing.T) {
+	srv := s3test.Start(t)
+	e, err := Open(context.Background(), Options{DataDir: t.TempDir(), TableRoot: srv.URL("root"), Storage: srv.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	te := &testEngine{t: t, e: e}
+	s := te.session()
+	te.exec(s, "CREATE SINK t INTO DELTA 'events' (id BIGINT NOT NULL)")
+	te.exec(s, "INSERT INTO t VALUES (1)")
+
+	srv.Kill()
+	if _, err := e.Exec(context.Background(), s, "INSERT INTO t VALUES (2)"); err == nil {
+		t.Fatal("an INSERT committed while the store was down")
+	}
+	status := te.rows(s, "SHOW SINK STATUS t")
+	if len(status) != 1 || status[0][1] != "degraded" || !strings.Contains(fmt.Sprint(status[0][6]), "storage") {
+		t.Fatalf("status while down: %v, want degraded with a storage reason", status)
+	}
+
+	srv.Restart(t)
+	// The breaker lets a probe through after its cooldown (1 s at first).
+	var lastErr error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, lastErr = e.Exec(context.Background(), s, "INSERT INTO t VALUES (3)"); lastErr == nil {
+			break
+		}
+	}
+	if lastErr != nil {
+		t.Fatalf("the sink did not recover: %v", lastErr)
+	}
+	if status := te.rows(s, "SHOW SINK STATUS t"); status[0][1] != "healthy" || status[0][6] != nil {
+		t.Errorf("status after recovery: %v", status)
+	}
+	if d := cmp.Diff([][]any{{int64(1)}, {int64(3)}}, te.rows(s, "SELECT id FROM t ORDER BY id")); d != "" {
+		t.Errorf("rows (-want +got):\n%s", d)
+	}
+}
