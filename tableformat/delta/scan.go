@@ -12,6 +12,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // Querier runs SQL on DuckDB; *sql.DB, *sql.Conn and *sql.Tx satisfy it.
@@ -287,11 +289,8 @@ func parquetColumns(ctx context.Context, q Querier, paths []string) (map[string]
 	return out, rows.Err()
 }
 
-// fetchers bounds the files localPaths fetches at once from object storage.
-const fetchers = 8
-
-// localPaths resolves the files to local paths, fetching up to fetchers
-// at a time (a no-op on local storage).
+// localPaths resolves the files to local paths, fetching several at a
+// time from object storage (filecache.ForEach).
 func (t *Table) localPaths(ctx context.Context, files []*Add) (map[*Add]string, error) {
 	if !strings.Contains(t.store.URI(), "://") {
 		out := make(map[*Add]string, len(files))
@@ -304,25 +303,20 @@ func (t *Table) localPaths(ctx context.Context, files []*Add) (map[*Add]string, 
 		}
 		return out, nil
 	}
-	paths := make([]string, len(files))
-	errs := make([]error, len(files))
-	sem := make(chan struct{}, fetchers)
-	var wg sync.WaitGroup
-	for i, f := range files {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			paths[i], errs[i] = t.filePath(ctx, f.Path)
-		}()
-	}
-	wg.Wait()
+	var mu sync.Mutex
 	out := make(map[*Add]string, len(files))
-	for i, f := range files {
-		if errs[i] != nil {
-			return nil, errs[i]
+	err := filecache.ForEach(ctx, files, func(f *Add) error {
+		p, err := t.filePath(ctx, f.Path)
+		if err != nil {
+			return err
 		}
-		out[f] = paths[i]
+		mu.Lock()
+		out[f] = p
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -12,6 +12,8 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // CopyOptions tune CopyQuery.
@@ -149,7 +151,7 @@ func uploadStaged(ctx context.Context, tbl *table.Table, staged stagedIO, cacheD
 		uris = append(uris, u)
 	}
 	sort.Strings(uris)
-	err = forEach(ctx, uris, func(u string) error { return upload(ctx, fsys, staged[u], u) })
+	err = filecache.ForEach(ctx, uris, func(u string) error { return upload(ctx, fsys, staged[u], u) })
 	if err != nil {
 		for _, u := range uris {
 			fsys.Remove(u)

@@ -20,8 +20,6 @@ package iceberg
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -41,10 +38,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"gocloud.dev/blob"
-)
 
-// maxTransfers bounds the uploads or downloads one call runs at once.
-const maxTransfers = 8
+	"github.com/lakesql/lakesql/tableformat/filecache"
+)
 
 // DefaultCacheDir is the cache of a catalog opened without a data or
 // cache directory.
@@ -70,20 +66,13 @@ func cacheRoot(dir string) string {
 // not make a clean relative path as it is (dot segments, doubled or
 // trailing slashes), so that two URIs never share a copy.
 func CachePath(dir, uri string) string {
-	rel := ""
+	root := filepath.Join(cacheRoot(dir), "files")
 	if scheme, rest, ok := strings.Cut(uri, "://"); ok && scheme != "" {
 		if host, key, ok := strings.Cut(rest, "/"); ok && host != "" && key != "" {
-			r := scheme + "/" + host + "/" + key
-			if !strings.ContainsAny(r, "\\\x00") && filepath.ToSlash(filepath.Clean(filepath.FromSlash(r))) == r && filepath.IsLocal(filepath.FromSlash(r)) {
-				rel = filepath.FromSlash(r)
-			}
+			return filecache.Path(root, scheme+"/"+host+"/"+key)
 		}
 	}
-	if rel == "" {
-		sum := sha256.Sum256([]byte(uri))
-		rel = filepath.Join("hashed", hex.EncodeToString(sum[:]))
-	}
-	return filepath.Join(cacheRoot(dir), "files", rel)
+	return filecache.Hashed(root, uri)
 }
 
 // ForgetCached removes the cached copy of uri, if any: for files that are
@@ -123,34 +112,26 @@ func LocalFiles(ctx context.Context, tbl *table.Table, dir string, uris []string
 	if err != nil {
 		return nil, fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
 	}
-	err = forEach(ctx, remote, func(u string) error { return download(fsys, u, out[u]) })
+	err = filecache.ForEach(ctx, remote, func(u string) error { return download(fsys, u, out[u]) })
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// download copies uri to dst through a temporary file in dst's folder.
+// download copies uri to dst, into the cache (filecache.Fill).
 func download(fsys iceio.IO, uri, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("cache %s: %w", uri, err)
-	}
-	src, err := fsys.Open(uri)
+	err := filecache.Fill(dst, func(w io.Writer) error {
+		src, err := fsys.Open(uri)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		_, err = io.Copy(w, src)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("download %s: %w", uri, err)
-	}
-	defer src.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-	if err != nil {
-		return fmt.Errorf("cache %s: %w", uri, err)
-	}
-	defer os.Remove(tmp.Name()) // gone after the rename
-	_, cerr := io.Copy(tmp, src)
-	if err := errors.Join(cerr, tmp.Close()); err != nil {
-		return fmt.Errorf("download %s: %w", uri, err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return fmt.Errorf("cache %s: %w", uri, err)
 	}
 	return nil
 }
@@ -196,42 +177,6 @@ func upload(ctx context.Context, fsys iceio.IO, src, uri string) error {
 		return fmt.Errorf("upload %s: %w", uri, err)
 	}
 	return nil
-}
-
-// forEach runs fn on every item, at most maxTransfers at once, and
-// returns the errors joined; after the first error no new item starts.
-func forEach(ctx context.Context, items []string, fn func(string) error) error {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	sem := make(chan struct{}, maxTransfers)
-	for _, it := range items {
-		mu.Lock()
-		failed := len(errs) > 0
-		mu.Unlock()
-		if failed {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-			break
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(it); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // stagedIO is a read-only FileIO that opens local staged files under the

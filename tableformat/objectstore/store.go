@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/lakesql/lakesql/tableformat/delta"
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 var _ delta.Storage = (*Store)(nil)
@@ -243,21 +243,8 @@ func (s *Store) LocalFile(ctx context.Context, key string) (string, error) {
 	if _, err := os.Stat(dst); err == nil {
 		return dst, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", fmt.Errorf("cache %s: %w", key, err)
-	}
 	err := s.retry.do(ctx, s.breaker, "download "+key, func(ctx context.Context) error {
-		f, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(f.Name())
-		derr := s.bucket.Download(ctx, s.key(key), f, nil)
-		cerr := f.Close()
-		if err := errors.Join(derr, cerr); err != nil {
-			return err
-		}
-		return os.Rename(f.Name(), dst)
+		return filecache.Fill(dst, func(w io.Writer) error { return s.bucket.Download(ctx, s.key(key), w, nil) })
 	})
 	if err != nil {
 		return "", notFound("download", key, err)
@@ -265,15 +252,9 @@ func (s *Store) LocalFile(ctx context.Context, key string) (string, error) {
 	return dst, nil
 }
 
-// cachePath is where key's local copy lives. Keys are the table's own
-// relative paths; a key that would leave the cache is hashed instead.
+// cachePath is where key's local copy lives (filecache.Path).
 func (s *Store) cachePath(key string) string {
-	clean := filepath.Clean(filepath.FromSlash(key))
-	if !filepath.IsLocal(clean) {
-		sum := sha256.Sum256([]byte(key))
-		clean = hex.EncodeToString(sum[:])
-	}
-	return filepath.Join(s.cache, "files", clean)
+	return filecache.Path(filepath.Join(s.cache, "files"), key)
 }
 
 func contentType(key string) string {
