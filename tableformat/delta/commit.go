@@ -280,16 +280,12 @@ func (s *Snapshot) checkActions(actions []Action) error {
 func (s *Snapshot) conflict(ctx context.Context, version int64) error {
 	ce := &ConflictError{Version: version}
 	for v := version; ; v++ {
-		data, err := s.table.store.Get(ctx, commitKey(v))
+		actions, err := s.table.ReadCommit(ctx, v)
 		if errors.Is(err, ErrNotFound) {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w (and reading the winner %d failed: %v)", ce, v, err)
-		}
-		actions, err := ParseActions(data)
-		if err != nil {
-			return fmt.Errorf("%w (and the winner %d is unreadable: %v)", ce, v, err)
+			return fmt.Errorf("%w (and reading the winner failed: %v)", ce, err)
 		}
 		ce.Winners = append(ce.Winners, Commit{Version: v, Actions: actions})
 	}
