@@ -55,9 +55,9 @@ type Engine struct {
 	opts     Options
 	db       *sql.DB
 	provider *deltalake.Provider
-	iceberg  icebergCatalogs
+	iceberg  backends[*icebergBackend]
 	// objectStores are the Delta providers of sinks on object storage.
-	objectStores deltaProviders
+	objectStores backends[*deltalake.Provider]
 	gms          *sqle.Engine
 
 	mu     sync.Mutex // guards sinks, order and the registry file

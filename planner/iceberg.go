@@ -19,7 +19,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -31,18 +30,14 @@ import (
 // catalogPrefix starts the WITH keys that are Iceberg catalog properties.
 const catalogPrefix = "catalog."
 
-// icebergCatalogs are the open Iceberg catalogs of an engine, by catalogKey.
-type icebergCatalogs struct {
-	mu     sync.Mutex
-	open   map[string]*icebergBackend
-	closed bool
-}
-
 // icebergBackend is one open catalog and the provider over it.
 type icebergBackend struct {
 	cat      *icetable.Catalog
 	provider *apacheiceberg.Provider
 }
+
+// Close closes the catalog.
+func (b *icebergBackend) Close() error { return b.cat.Close() }
 
 // catalogKey names a set of catalog properties; the values stay in memory
 // (they may be secrets).
@@ -73,49 +68,27 @@ func catalogIdentity(props map[string]string) string {
 }
 
 // icebergProvider returns the provider of the catalog props describe,
-// opening the catalog on first use. A catalog that fails to open is tried
-// again by the next sink that needs it.
+// opening the catalog on first use (the engine's iceberg backends, by
+// catalogKey).
 func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
-	c := &e.iceberg
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errors.New("lakesql: the engine is closed")
-	}
-	key := catalogKey(props)
-	if b, ok := c.open[key]; ok {
-		return b.provider, nil
-	}
-	if file, _, ok := sqliteFile(props); ok {
-		// SQLite creates the file, not its folder.
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+	b, err := e.iceberg.get(catalogKey(props), func() (*icebergBackend, error) {
+		if file, _, ok := sqliteFile(props); ok {
+			// SQLite creates the file, not its folder.
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				return nil, fmt.Errorf("%w: %w", errCatalog, err)
+			}
+		}
+		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props})
+		if err != nil {
+			// The catalog's own errors never show its secrets.
 			return nil, fmt.Errorf("%w: %w", errCatalog, err)
 		}
-	}
-	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props})
+		return &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{})}, nil
+	})
 	if err != nil {
-		// The catalog's own errors never show its secrets.
-		return nil, fmt.Errorf("%w: %w", errCatalog, err)
+		return nil, err
 	}
-	if c.open == nil {
-		c.open = map[string]*icebergBackend{}
-	}
-	b := &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{})}
-	c.open[key] = b
 	return b.provider, nil
-}
-
-// close closes the catalogs, after the sinks that used them.
-func (c *icebergCatalogs) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	var errs []error
-	for _, b := range c.open {
-		errs = append(errs, b.cat.Close())
-	}
-	c.open = nil
-	return errors.Join(errs...)
 }
 
 // errCatalog marks an Iceberg catalog that cannot be opened with the

@@ -4,11 +4,9 @@ package planner
 // configured by the WITH storage.* options (tableformat/objectstore).
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
@@ -17,52 +15,20 @@ import (
 // storagePrefix starts the WITH keys that configure object storage.
 const storagePrefix = "storage."
 
-// deltaProviders are the Delta providers of an engine's object storage
-// sinks, one per set of storage options (each keeps its stores' circuit
-// breakers); local sinks share the engine's own provider.
-type deltaProviders struct {
-	mu     sync.Mutex
-	open   map[string]*deltalake.Provider
-	closed bool
-}
-
-// deltaProvider returns the provider for the storage options, made on
-// first use. Options are checked when the sink is defined (parseOptions).
+// deltaProvider returns the Delta provider for the storage options, made
+// on first use (the engine's object storage backends, one per set of
+// options: each keeps its stores' circuit breakers; local sinks share the
+// engine's own provider). Options are checked when the sink is defined
+// (parseOptions).
 func (e *Engine) deltaProvider(storage map[string]string) (*deltalake.Provider, error) {
-	c := &e.objectStores
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, errors.New("lakesql: the engine is closed")
-	}
-	key := catalogKey(storage)
-	if p, ok := c.open[key]; ok {
-		return p, nil
-	}
-	opts, err := objectstore.FromProperties(storage)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrOption, err)
-	}
-	opts.CacheDir = filepath.Join(e.opts.DataDir, "cache")
-	p := deltalake.New(e.db, deltalake.Options{ObjectStorage: opts})
-	if c.open == nil {
-		c.open = map[string]*deltalake.Provider{}
-	}
-	c.open[key] = p
-	return p, nil
-}
-
-// close closes the providers' stores, after the sinks that used them.
-func (c *deltaProviders) close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	var errs []error
-	for _, p := range c.open {
-		errs = append(errs, p.Close())
-	}
-	c.open = nil
-	return errors.Join(errs...)
+	return e.objectStores.get(catalogKey(storage), func() (*deltalake.Provider, error) {
+		opts, err := objectstore.FromProperties(storage)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOption, err)
+		}
+		opts.CacheDir = filepath.Join(e.opts.DataDir, "cache")
+		return deltalake.New(e.db, deltalake.Options{ObjectStorage: opts}), nil
+	})
 }
 
 // resolveObjectLocation canonicalises an object storage location. With
