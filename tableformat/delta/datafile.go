@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // DefaultTargetFileSize is the data file size WriteFiles aims at.
@@ -78,10 +80,12 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	return adds, nil
 }
 
-// publish puts the files DuckDB wrote under the staging dir at their keys
-// (nothing to do on local storage, where they were written in place).
+// publish puts the files DuckDB wrote under the staging dir at their keys:
+// uploads on object storage, syncs on local storage (where they were
+// written in place). Several at a time: the disk or the network does the
+// waiting.
 func publish(ctx context.Context, store Storage, root string, adds []*Add) error {
-	for _, a := range adds {
+	return filecache.ForEach(ctx, adds, func(a *Add) error {
 		key, err := url.PathUnescape(a.Path)
 		if err != nil {
 			return fmt.Errorf("publish %s: %w", a.Path, err)
@@ -89,8 +93,8 @@ func publish(ctx context.Context, store Storage, root string, adds []*Add) error
 		if err := store.PutFile(ctx, key, filepath.Join(root, filepath.FromSlash(key))); err != nil {
 			return fmt.Errorf("publish data file: %w", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // removeWritten deletes the files a failed write left, found by its token.
@@ -132,7 +136,9 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 	}
 	copySQL := fmt.Sprintf("COPY (SELECT %s FROM (%s) AS src) TO %s (%s)",
 		strings.Join(cols, ", "), query, sqlString(root), strings.Join(options, ", "))
-	rows, err := q.QueryContext(ctx, copySQL)
+	// The session settings travel with the COPY: partition values are
+	// printed under its TimeZone, and one call is cheaper than two.
+	rows, err := q.QueryContext(ctx, Prepared(copySQL))
 	if err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}

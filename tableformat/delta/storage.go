@@ -90,19 +90,31 @@ func (s *LocalStorage) LocalFile(_ context.Context, key string) (string, error) 
 }
 
 // PutFile implements Storage. A file written under StagingDir already is
-// at its key; any other is moved there.
+// at its key; any other is moved there. Either way the file and the
+// directories down to it from the root are synced: DuckDB's COPY does not
+// sync what it writes, and a log entry naming the file may follow.
 func (s *LocalStorage) PutFile(_ context.Context, key, path string) error {
 	dst := s.LocalPath(key)
-	if filepath.Clean(path) == dst {
-		return nil
+	if filepath.Clean(path) != dst {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		if err := os.Rename(path, dst); err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := syncFile(dst); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := os.Rename(path, dst); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	// Partition directories may be new: each one's entry is in its parent.
+	for dir := filepath.Dir(dst); ; dir = filepath.Dir(dir) {
+		if err := syncDir(dir); err != nil {
+			return fmt.Errorf("put %s: %w", key, err)
+		}
+		if len(dir) <= len(s.Root) || dir == filepath.Dir(dir) {
+			return nil
+		}
 	}
-	return nil
 }
 
 // Stat implements Storage.
@@ -231,6 +243,15 @@ func (s *LocalStorage) writeTemp(path string, data []byte) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	return errors.Join(serr, f.Close())
 }
 
 func syncDir(dir string) error {

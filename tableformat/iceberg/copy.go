@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,8 +132,33 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 			return nil, err
 		}
 		os.RemoveAll(dir)
+	} else if err := syncWritten(dir, names); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	return out, nil
+}
+
+// syncWritten syncs the files DuckDB wrote into dir, dir itself and its
+// parent (the table's data folder, where dir is new): DuckDB's COPY does
+// not, and a commit naming the files follows.
+func syncWritten(dir string, names []string) error {
+	paths := make([]string, 0, len(names)+2)
+	for _, n := range names {
+		paths = append(paths, filepath.Join(dir, n))
+	}
+	paths = append(paths, dir, filepath.Dir(dir))
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("sync written data files: %w", err)
+		}
+		serr := f.Sync()
+		if err := errors.Join(serr, f.Close()); err != nil {
+			return fmt.Errorf("sync written data files: %w", err)
+		}
+	}
+	return nil
 }
 
 // uploadStaged uploads the staged files to their URIs and moves each into
