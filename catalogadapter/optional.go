@@ -35,7 +35,23 @@ type TableDef struct {
 // Stager stages rows straight from a DuckDB query, without a round trip
 // through Arrow: the fast path of a sink whose epoch is buffered in DuckDB.
 type Stager interface {
-	StageSQL(ctx context.Context, id TableIdent, q Querier, query string) (Receipt, error)
+	StageSQL(ctx context.Context, id TableIdent, q Querier, src Source) (Receipt, error)
+}
+
+// Source is a DuckDB query whose rows a Stager stages.
+type Source struct {
+	Query string
+	// Columns, when the caller knows them, are the names and DuckDB types
+	// Query yields, as DESCRIBE would report them. A stager asks DuckDB
+	// when they are nil: a call that costs a small epoch a tenth of its
+	// time.
+	Columns []SourceColumn
+}
+
+// SourceColumn is one column of a Source.
+type SourceColumn struct {
+	Name       string
+	DuckDBType string
 }
 
 // Scanner reads a table's committed state with DuckDB.

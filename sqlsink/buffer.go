@@ -255,20 +255,31 @@ func (b *buffer) releasePending() {
 	b.pending = nil
 }
 
-// source returns a query over every buffered row, in the table's columns,
-// and a function to call once the query has run.
-func (b *buffer) source(ctx context.Context) (string, func(), error) {
+// source returns a query over every buffered row, in the table's columns
+// (their names and types given, so the stager need not ask DuckDB), and a
+// function to call once the query has run.
+func (b *buffer) source(ctx context.Context) (catalogadapter.Source, func(), error) {
 	if len(b.pending) > 0 && b.tableEmpty(ctx) {
 		view, release, err := b.registerView(b.pending)
 		if err != nil {
-			return "", nil, err
+			return catalogadapter.Source{}, nil, err
 		}
-		return "SELECT " + b.selectList() + " FROM " + view, release, nil
+		return b.sourceOf(view), release, nil
 	}
 	if err := b.materialize(ctx); err != nil {
-		return "", nil, err
+		return catalogadapter.Source{}, nil, err
 	}
-	return "SELECT " + b.selectList() + " FROM buf", func() {}, nil
+	return b.sourceOf("buf"), func() {}, nil
+}
+
+// sourceOf is the table's columns read from the view or table from, with
+// the buffer's types: the Arrow view's batches have exactly those (exact).
+func (b *buffer) sourceOf(from string) catalogadapter.Source {
+	cols := make([]catalogadapter.SourceColumn, len(b.cols))
+	for i, c := range b.cols {
+		cols[i] = catalogadapter.SourceColumn{Name: c.name, DuckDBType: c.duckType}
+	}
+	return catalogadapter.Source{Query: "SELECT " + b.selectList() + " FROM " + from, Columns: cols}
 }
 
 func (b *buffer) tableEmpty(ctx context.Context) bool {

@@ -651,8 +651,8 @@ func (p *hookProvider) Commit(ctx context.Context, id catalogadapter.TableIdent,
 	return out, err
 }
 
-func (p *hookProvider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, query string) (catalogadapter.Receipt, error) {
-	r, err := p.Provider.StageSQL(ctx, id, q, query)
+func (p *hookProvider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, src catalogadapter.Source) (catalogadapter.Receipt, error) {
+	r, err := p.Provider.StageSQL(ctx, id, q, src)
 	if p.afterStage != nil {
 		p.afterStage()
 	}

@@ -87,7 +87,8 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 			qualified("t", b), scan, strings.Join(on, " AND ")))
 	}
 	parts = append(parts, fmt.Sprintf("SELECT %s FROM collapsed WHERE %s = %d", b.selectList(), opBufCol, OpUpsert))
-	r, err := s.stage(ctx, strings.Join(parts, " UNION ALL "))
+	// The union's column types are DuckDB's to resolve: the stager asks.
+	r, err := s.stage(ctx, catalogadapter.Source{Query: strings.Join(parts, " UNION ALL ")})
 	if err != nil {
 		return nil, nil, err
 	}

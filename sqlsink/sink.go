@@ -253,11 +253,11 @@ func (s *Sink) stageBuffer(ctx context.Context) error {
 	if s.buf.rows == 0 {
 		return nil
 	}
-	query, done, err := s.buf.source(ctx)
+	src, done, err := s.buf.source(ctx)
 	if err != nil {
 		return err
 	}
-	r, err := s.stage(ctx, query)
+	r, err := s.stage(ctx, src)
 	done()
 	if err != nil {
 		return err
@@ -272,12 +272,12 @@ func (s *Sink) stageBuffer(ctx context.Context) error {
 	return s.buf.clear(context.WithoutCancel(ctx))
 }
 
-func (s *Sink) stage(ctx context.Context, query string) (catalogadapter.Receipt, error) {
+func (s *Sink) stage(ctx context.Context, src catalogadapter.Source) (catalogadapter.Receipt, error) {
 	st, ok := s.cfg.Provider.(catalogadapter.Stager)
 	if !ok {
 		return catalogadapter.Receipt{}, fmt.Errorf("%w: the backend cannot stage from DuckDB", catalogadapter.ErrUnsupported)
 	}
-	return st.StageSQL(ctx, s.cfg.Table, s.buf.conn, query)
+	return st.StageSQL(ctx, s.cfg.Table, s.buf.conn, src)
 }
 
 // PreCommit stages everything the epoch needs, invisibly: the rest of the

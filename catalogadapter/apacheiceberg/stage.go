@@ -201,9 +201,9 @@ func sqlConn(ctx context.Context, q catalogadapter.Querier) (*sql.Conn, func(), 
 // uploaded through the table's FileIO. Otherwise DuckDB hands the rows
 // over as Arrow and iceberg-go's writer partitions and writes them,
 // through the table's FileIO wherever the table is.
-func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, query string) (catalogadapter.Receipt, error) {
+func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, source catalogadapter.Source) (catalogadapter.Receipt, error) {
 	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")
+	query := strings.TrimRight(strings.TrimSpace(source.Query), "; \t\r\n")
 	if q == nil || query == "" {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w: nil querier or empty query", id, catalogadapter.ErrInvalid)
 	}
@@ -216,7 +216,16 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 	}
 	defer done()
-	sel, err := selectList(ctx, conn, tbl, query)
+	names := make([]string, len(source.Columns))
+	for i, c := range source.Columns {
+		names[i] = c.Name
+	}
+	if source.Columns == nil {
+		if names, err = describeNames(ctx, conn, query); err != nil {
+			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
+		}
+	}
+	sel, err := selectList(tbl, names)
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 	}
@@ -234,25 +243,34 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	return receipt(tbl.Metadata(), files)
 }
 
-// selectList matches the query's columns to the table's by name and
-// returns the SELECT list yielding the table's columns, in table order,
-// cast to their types; absent nullable columns are NULL.
-func selectList(ctx context.Context, conn *sql.Conn, tbl *table.Table, query string) (string, error) {
+// describeNames asks DuckDB for the names of the columns query yields.
+func describeNames(ctx context.Context, conn *sql.Conn, query string) ([]string, error) {
 	rows, err := conn.QueryContext(ctx, "SELECT column_name FROM (DESCRIBE SELECT * FROM ("+query+") AS lakesql_src)")
 	if err != nil {
-		return "", fmt.Errorf("describe query: %w", err)
+		return nil, fmt.Errorf("describe query: %w", err)
 	}
 	defer rows.Close()
-	have := map[string]string{}
+	var names []string
 	for rows.Next() {
 		var c string
 		if err := rows.Scan(&c); err != nil {
-			return "", err
+			return nil, fmt.Errorf("describe query: %w", err)
 		}
-		have[strings.ToLower(c)] = c
+		names = append(names, c)
 	}
 	if err := rows.Err(); err != nil {
-		return "", err
+		return nil, fmt.Errorf("describe query: %w", err)
+	}
+	return names, nil
+}
+
+// selectList matches the source's column names to the table's and returns
+// the SELECT list yielding the table's columns, in table order, cast to
+// their types; absent nullable columns are NULL.
+func selectList(tbl *table.Table, names []string) (string, error) {
+	have := make(map[string]string, len(names))
+	for _, c := range names {
+		have[strings.ToLower(c)] = c
 	}
 	schema := tbl.Schema()
 	used := map[string]bool{}
@@ -317,7 +335,7 @@ func (p *Provider) StageRowDelta(ctx context.Context, id catalogadapter.TableIde
 	if err != nil {
 		return nil, errors.Join(err, p.removeFiles(ctx, tbl, dels))
 	}
-	rowReceipt, err := p.StageSQL(ctx, id, conn, rowsQuery)
+	rowReceipt, err := p.StageSQL(ctx, id, conn, catalogadapter.Source{Query: rowsQuery})
 	if err != nil {
 		return nil, errors.Join(err, p.removeFiles(ctx, tbl, dels))
 	}

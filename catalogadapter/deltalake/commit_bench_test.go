@@ -37,7 +37,7 @@ func benchSmallCommits(b *testing.B, noCache bool) {
 	commit := func() {
 		epoch++
 		query := fmt.Sprintf("SELECT %d::BIGINT AS id, 0.5::DOUBLE AS amount, 'x' AS name, TIMESTAMPTZ '2025-01-01 00:00:00+00' AS ts", epoch)
-		r, err := p.StageSQL(ctx, id, conn, query)
+		r, err := p.StageSQL(ctx, id, conn, catalogadapter.Source{Query: query})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestSessionTimeZone(t *testing.T) {
 	}
 	defer buf.Close()
 	newYork(buf)
-	r, err := p.StageSQL(ctx, id, buf, "SELECT 7::BIGINT AS id, TIMESTAMPTZ '2025-01-01 00:30:00+00' AS ts")
+	r, err := p.StageSQL(ctx, id, buf, catalogadapter.Source{Query: "SELECT 7::BIGINT AS id, TIMESTAMPTZ '2025-01-01 00:30:00+00' AS ts"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -363,7 +363,7 @@ func TestStageSQL(t *testing.T) {
 		FROM range(100) t(i)`); err != nil {
 		t.Fatal(err)
 	}
-	r, err := p.StageSQL(ctx, id, buf, "SELECT * FROM buf WHERE id < 10;")
+	r, err := p.StageSQL(ctx, id, buf, catalogadapter.Source{Query: "SELECT * FROM buf WHERE id < 10;"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestStageSQL(t *testing.T) {
 		t.Errorf("rows %d", r.Rows)
 	}
 	// A subset of the columns: name and ts are NULL.
-	r2, err := p.StageSQL(ctx, id, buf, "SELECT id + 1000 AS id, amount FROM buf WHERE id = 0")
+	r2, err := p.StageSQL(ctx, id, buf, catalogadapter.Source{Query: "SELECT id + 1000 AS id, amount FROM buf WHERE id = 0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,12 +392,12 @@ func TestStageSQL(t *testing.T) {
 		{"null in not null", "SELECT CASE WHEN id = 5 THEN NULL ELSE id END AS id FROM buf", `"id"`},
 		{"empty", " ; ", "empty query"},
 	} {
-		_, err := p.StageSQL(ctx, id, buf, tc.query)
+		_, err := p.StageSQL(ctx, id, buf, catalogadapter.Source{Query: tc.query})
 		if !errors.Is(err, catalogadapter.ErrInvalid) || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("%s: got %v, want ErrInvalid naming %s", tc.name, err, tc.mention)
 		}
 	}
-	if _, err := p.StageSQL(ctx, id, nil, "SELECT 1"); !errors.Is(err, catalogadapter.ErrInvalid) {
+	if _, err := p.StageSQL(ctx, id, nil, catalogadapter.Source{Query: "SELECT 1"}); !errors.Is(err, catalogadapter.ErrInvalid) {
 		t.Errorf("nil querier: %v", err)
 	}
 }
@@ -463,7 +463,7 @@ func TestUpsertRemovesAndAdds(t *testing.T) {
 	defer buf.Close()
 	stage := func(query string) catalogadapter.Receipt {
 		t.Helper()
-		r, err := p.StageSQL(ctx, id, buf, query)
+		r, err := p.StageSQL(ctx, id, buf, catalogadapter.Source{Query: query})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,9 +50,6 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: DuckDB connection: %w", id.Name, err)
 	}
 	defer conn.Close()
-	if err := delta.PrepareDuckDB(ctx, conn); err != nil {
-		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: prepare DuckDB: %w", id.Name, err)
-	}
 	if len(used) == 0 {
 		// Only NULLs to write: DuckDB cannot scan a record without
 		// columns, so generate the rows instead.
@@ -103,11 +100,11 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 
 // StageSQL implements catalogadapter.Stager: the rows of query, run on q,
 // become staged data files without a round trip through Arrow.
-func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, query string) (catalogadapter.Receipt, error) {
+func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, source catalogadapter.Source) (catalogadapter.Receipt, error) {
 	if q == nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w: nil querier", id.Name, catalogadapter.ErrInvalid)
 	}
-	query = strings.TrimRight(strings.TrimSpace(query), "; \t\r\n")
+	query := strings.TrimRight(strings.TrimSpace(source.Query), "; \t\r\n")
 	if query == "" {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w: empty query", id.Name, catalogadapter.ErrInvalid)
 	}
@@ -119,11 +116,14 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, readError(id.Name, err)
 	}
-	// describeColumns also prepares the session (delta.Prepared) for the
-	// COPY that follows: one DuckDB call less per staged epoch.
-	src, err := describeColumns(ctx, q, query)
-	if err != nil {
-		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id.Name, err)
+	src := make([]srcColumn, len(source.Columns))
+	for i, c := range source.Columns {
+		src[i] = srcColumn{name: c.Name, typeName: c.DuckDBType, typ: duckDBType(c.DuckDBType)}
+	}
+	if source.Columns == nil {
+		if src, err = describeColumns(ctx, q, query); err != nil {
+			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id.Name, err)
+		}
 	}
 	sel, _, err := selectList(schema, src)
 	if err != nil {
@@ -254,10 +254,9 @@ func arrowColumns(schema *delta.StructType, rec arrow.RecordBatch) ([]srcColumn,
 	return out, nil
 }
 
-// describeColumns asks DuckDB for the names and types query yields, and
-// applies delta.PrepareDuckDB's settings to q's session on the way.
+// describeColumns asks DuckDB for the names and types query yields.
 func describeColumns(ctx context.Context, q delta.Querier, query string) ([]srcColumn, error) {
-	rows, err := q.QueryContext(ctx, delta.Prepared("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ("+query+") AS lakesql_src)"))
+	rows, err := q.QueryContext(ctx, "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ("+query+") AS lakesql_src)")
 	if err != nil {
 		return nil, fmt.Errorf("describe query: %w", err)
 	}
