@@ -133,7 +133,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("lakesql: DuckDB settings: %w", err)
 	}
-	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{}), sinks: map[string]*sinkHandle{}}
+	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{BackgroundCheckpoints: true}), sinks: map[string]*sinkHandle{}}
 	for _, r := range records {
 		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
 		st, perr := Parse(r.Statement)
@@ -169,7 +169,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, e.iceberg.close(), e.objectStores.close())
+	errs = append(errs, e.provider.Close(), e.iceberg.close(), e.objectStores.close())
 	// go-mysql-server's Close always reports the cancellation of its
 	// background threads' context: that is its normal shutdown.
 	if err := e.gms.Close(); err != nil && !errors.Is(err, context.Canceled) {

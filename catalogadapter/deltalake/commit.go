@@ -91,9 +91,13 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now})
+		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now,
+			NoCheckpoint: p.opts.BackgroundCheckpoints})
 		if err == nil {
 			p.snaps.put(tpath, snap, res.Snapshot)
+			if res.CheckpointDue {
+				p.checkpoints.start(tpath, t, res.Version)
+			}
 			return catalogadapter.CommitOutcome{Version: res.Version, CommitTime: res.Time, Retries: attempt}, nil
 		}
 		var ce *delta.ConflictError

@@ -65,6 +65,11 @@ type Options struct {
 	// WrapStorage, when set, wraps every table's storage: a place for
 	// instrumentation, and for tests to inject storage faults.
 	WrapStorage func(delta.Storage) delta.Storage
+	// BackgroundCheckpoints writes the checkpoints commits are due for
+	// after Commit returns, one at a time per table, instead of inside it;
+	// Close waits for them. A checkpoint re-reads and rewrites the table's
+	// state: for a small commit, several times the commit's own work.
+	BackgroundCheckpoints bool
 }
 
 // Provider serves Delta tables named by their absolute directory path. Any
@@ -83,6 +88,8 @@ type Provider struct {
 	// circuit breaker, which must outlive a single call.
 	storesMu sync.Mutex
 	stores   map[string]*objectstore.Store
+
+	checkpoints checkpointer
 
 	// noCache makes every read replay the log from its checkpoint, as
 	// before the cache; the benchmarks compare the two.
@@ -206,8 +213,10 @@ func (p *Provider) Health(id catalogadapter.TableIdent) (degraded bool, reason s
 	return h.Degraded, h.Reason
 }
 
-// Close releases the object stores.
+// Close waits for the checkpoints being written in the background and
+// releases the object stores.
 func (p *Provider) Close() error {
+	p.checkpoints.close()
 	p.storesMu.Lock()
 	defer p.storesMu.Unlock()
 	var errs []error

@@ -143,7 +143,8 @@ type CommitOptions struct {
 	Parameters map[string]any
 	// Now returns the commit time; time.Now when nil.
 	Now func() time.Time
-	// NoCheckpoint skips the checkpoint this commit would be due for.
+	// NoCheckpoint skips the checkpoint this commit would be due for, and
+	// reports it in CommitResult.CheckpointDue.
 	NoCheckpoint bool
 }
 
@@ -155,6 +156,9 @@ type CommitResult struct {
 	// checkpoint does not undo the commit; its error is in CheckpointErr.
 	Checkpointed  bool
 	CheckpointErr error
+	// CheckpointDue tells that Version was due for a checkpoint that
+	// NoCheckpoint left to the caller (Table.Checkpoint).
+	CheckpointDue bool
 	// Snapshot is the table at Version, derived from the snapshot committed
 	// on and the actions written, without reading the log back; nil when it
 	// could not be derived (the caller reads the table instead).
@@ -203,7 +207,11 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		}
 	}
 	interval, _ := checkpointInterval(s.Metadata.Configuration)
-	if !opts.NoCheckpoint && version%interval == 0 {
+	switch {
+	case version%interval != 0:
+	case opts.NoCheckpoint:
+		res.CheckpointDue = true
+	default:
 		res.CheckpointErr = s.table.Checkpoint(ctx, version)
 		res.Checkpointed = res.CheckpointErr == nil
 	}
