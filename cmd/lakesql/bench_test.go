@@ -93,6 +93,12 @@ func TestBenchSmoke(t *testing.T) {
 		if u, _ := m["unit"].(string); u == "" {
 			t.Errorf("%s: no unit", ws[i].Name)
 		}
+		if ws[i].Name == "commit-latency" {
+			extra, _ := m["reference_extra"].(map[string]any)
+			if v, _ := extra["duckdb_commits_s"].(float64); !(v > 0) {
+				t.Errorf("commit-latency: no DuckDB floor (reference_extra.duckdb_commits_s): %s", l)
+			}
+		}
 		if tg, _ := m["target"].(string); !strings.HasPrefix(tg, ">= ") && !strings.HasPrefix(tg, "<= ") {
 			t.Errorf("%s: target %q", ws[i].Name, tg)
 		}
