@@ -136,9 +136,14 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 	}
 	copySQL := fmt.Sprintf("COPY (SELECT %s FROM (%s) AS src) TO %s (%s)",
 		strings.Join(cols, ", "), query, sqlString(root), strings.Join(options, ", "))
-	// The session settings travel with the COPY: partition values are
-	// printed under its TimeZone, and one call is cheaper than two.
-	rows, err := q.QueryContext(ctx, Prepared(copySQL))
+	if len(s.Metadata.PartitionColumns) > 0 || hasNested(schema) {
+		// Partition values are printed, and nested values cast, under the
+		// session's TimeZone: the settings travel with the COPY (one call).
+		// Statistics and top-level casts do not depend on it, and the
+		// settings add about 0.3 ms to every COPY.
+		copySQL = Prepared(copySQL)
+	}
+	rows, err := q.QueryContext(ctx, copySQL)
 	if err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
@@ -188,6 +193,17 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 		os.Remove(f)
 	}
 	return adds, nil
+}
+
+// hasNested tells whether the schema has a struct, array or map column.
+func hasNested(schema *StructType) bool {
+	for _, f := range schema.Fields {
+		switch f.Type.(type) {
+		case *StructType, *ArrayType, *MapType:
+			return true
+		}
+	}
+	return false
 }
 
 // DeleteFiles removes staged data files that will not be committed.
