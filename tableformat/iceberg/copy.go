@@ -3,7 +3,6 @@ package iceberg
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -149,12 +148,7 @@ func syncWritten(dir string, names []string) error {
 	}
 	paths = append(paths, dir, filepath.Dir(dir))
 	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return fmt.Errorf("sync written data files: %w", err)
-		}
-		serr := f.Sync()
-		if err := errors.Join(serr, f.Close()); err != nil {
+		if err := syncPath(p); err != nil {
 			return fmt.Errorf("sync written data files: %w", err)
 		}
 	}

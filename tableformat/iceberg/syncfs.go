@@ -1,0 +1,98 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	iceio "github.com/apache/iceberg-go/io"
+)
+
+// iceberg-go writes local files (data files it writes itself, manifests,
+// manifest lists, metadata JSON) without syncing them, then the catalog
+// commits a pointer to the new metadata; a power cut could leave the
+// catalog naming files whose contents never reached the disk. The local
+// schemes are registered again here with a file system that syncs each
+// file it creates, and its folder, before reporting it written. It is
+// process-wide: every iceberg-go table on a local disk gets it.
+func init() {
+	factory := func(context.Context, *url.URL, map[string]string) (iceio.IO, error) {
+		return syncedFS{}, nil
+	}
+	for _, scheme := range []string{"file", ""} {
+		iceio.Unregister(scheme)
+		iceio.Register(scheme, factory)
+	}
+}
+
+// syncedFS is iceberg-go's LocalFS whose writes are synced on close.
+type syncedFS struct{ iceio.LocalFS }
+
+// Create implements iceio.WriteFileIO.
+func (fs syncedFS) Create(name string) (iceio.FileWriter, error) {
+	// The folders Create is about to make need their own entries synced:
+	// up to the first one that exists already.
+	stop := ""
+	if p, err := localPath(name); err == nil {
+		stop = filepath.Dir(p)
+		for stop != filepath.Dir(stop) {
+			if _, err := os.Stat(stop); err == nil {
+				break
+			}
+			stop = filepath.Dir(stop)
+		}
+	}
+	w, err := fs.LocalFS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return w, nil
+	}
+	return syncedFile{File: f, stop: stop}, nil
+}
+
+// WriteFile implements iceio.WriteFileIO.
+func (fs syncedFS) WriteFile(name string, content []byte) error {
+	w, err := fs.Create(name)
+	if err != nil {
+		return err
+	}
+	_, werr := w.Write(content)
+	return errors.Join(werr, w.Close())
+}
+
+// syncedFile syncs the file, its folder and the folders made for it up to
+// stop when it is closed.
+type syncedFile struct {
+	*os.File
+	stop string
+}
+
+func (f syncedFile) Close() error {
+	serr := f.Sync()
+	if err := errors.Join(serr, f.File.Close()); err != nil {
+		return err
+	}
+	for dir := filepath.Dir(f.Name()); ; dir = filepath.Dir(dir) {
+		if err := syncPath(dir); err != nil {
+			return err
+		}
+		if dir == f.stop || len(dir) <= len(f.stop) || dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
+}
+
+// syncPath syncs a file or folder by name.
+func syncPath(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	serr := f.Sync()
+	return errors.Join(serr, f.Close())
+}
