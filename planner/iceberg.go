@@ -2,8 +2,8 @@ package planner
 
 // Iceberg sinks. Their location is a table of an Iceberg catalog,
 // 'namespace.table', not a path, so the allowed roots do not apply to it;
-// they confine a local catalog.warehouse and a local SQLite catalog file
-// instead. The catalog is the one the WITH catalog.* options describe (the
+// they confine the catalog.warehouse (local, or object storage when they
+// list object storage roots) and a local SQLite catalog file instead. The catalog is the one the WITH catalog.* options describe (the
 // prefix removed), by default iceberg-go's SQL catalog on DATA/iceberg/
 // catalog.db with tables under DATA/iceberg/warehouse. Catalogs open on the
 // first sink that needs them, one per set of properties, and serve every
@@ -25,6 +25,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
+	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // catalogPrefix starts the WITH keys that are Iceberg catalog properties.
@@ -154,11 +155,20 @@ func sqliteFile(props map[string]string) (file, query string, ok bool) {
 }
 
 // localPath resolves a path or file: URI against the data directory; other
-// URIs (s3://, http://, ...) are not local and are returned unchanged.
+// URIs (s3://, http://, ...) are not local and are returned unchanged,
+// after an object storage one is checked, with confine, against the object
+// storage roots among the allowed roots.
 func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 	p := s
 	if u, err := url.Parse(s); err == nil && len(u.Scheme) > 1 {
 		if u.Scheme != "file" {
+			if confine && objectstore.IsLocation(s) {
+				l, err := objectstore.ParseLocation(s)
+				if err != nil {
+					return "", false, fmt.Errorf("%w: %w", ErrLocation, err)
+				}
+				return s, false, withinObjectRoots(e.opts.AllowedRoots, l.String())
+			}
 			return s, false, nil
 		}
 		p = u.Path

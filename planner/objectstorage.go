@@ -44,6 +44,12 @@ func resolveObjectLocation(roots []string, loc string) (string, error) {
 		return "", fmt.Errorf("%w: location %q is a bucket root; name a folder in it", ErrLocation, loc)
 	}
 	p := l.String()
+	return p, withinObjectRoots(roots, p)
+}
+
+// withinObjectRoots checks a canonical object storage location (p) against
+// the object storage roots among roots; with none, anything is allowed.
+func withinObjectRoots(roots []string, p string) error {
 	var objectRoots []string
 	for _, r := range roots {
 		if objectstore.IsLocation(r) {
@@ -51,14 +57,14 @@ func resolveObjectLocation(roots []string, loc string) (string, error) {
 		}
 	}
 	if len(objectRoots) == 0 {
-		return p, nil
+		return nil
 	}
 	for _, r := range objectRoots {
-		if strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
-			return p, nil
+		if r = strings.TrimSuffix(r, "/"); p == r || strings.HasPrefix(p, r+"/") {
+			return nil
 		}
 	}
-	return "", fmt.Errorf("%w: location %q is outside the allowed roots (%s)", ErrLocation, p, strings.Join(objectRoots, ", "))
+	return fmt.Errorf("%w: location %q is outside the allowed roots (%s)", ErrLocation, p, strings.Join(objectRoots, ", "))
 }
 
 // maskStorageSecret returns the value SHOW CREATE SINK shows for a

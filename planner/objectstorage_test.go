@@ -129,3 +129,26 @@ func TestObjectStorageOutageStatus(t *testing.T) {
 		t.Errorf("rows (-want +got):\n%s", d)
 	}
 }
+
+// TestObjectStorageAllowedRoots: with an object storage root among the
+// allowed roots, Delta locations and Iceberg warehouses elsewhere in object
+// storage are refused, and a Delta sink inside it works.
+func TestObjectStorageAllowedRoots(t *testing.T) {
+	prefix := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	dir := t.TempDir()
+	e, err := Open(context.Background(), Options{DataDir: dir, AllowedRoots: []string{dir, lake.URL(prefix + "/allowed")}, Storage: lake.Options()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	te := &testEngine{t: t, e: e}
+	s := te.session()
+	te.fails(s, fmt.Sprintf("CREATE SINK d INTO DELTA '%s' (id BIGINT)", lake.URL(prefix+"/other/t")), "outside the allowed roots")
+	te.fails(s, fmt.Sprintf("CREATE SINK d INTO DELTA '%s' (id BIGINT)", lake.URL(prefix+"/allowedx/t")), "outside the allowed roots")
+	te.fails(s, fmt.Sprintf("CREATE SINK i INTO ICEBERG 'ns.t' (id BIGINT) WITH (catalog.warehouse = '%s')", lake.URL(prefix+"/other")), "outside the allowed roots")
+	te.exec(s, fmt.Sprintf("CREATE SINK d INTO DELTA '%s' (id BIGINT NOT NULL)", lake.URL(prefix+"/allowed/t")))
+	te.exec(s, "INSERT INTO d VALUES (1)")
+	if d := cmp.Diff([][]any{{int64(1)}}, te.rows(s, "SELECT id FROM d")); d != "" {
+		t.Errorf("rows (-want +got):\n%s", d)
+	}
+}
