@@ -149,8 +149,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 
-	// Quiet go-mysql-server's per-connection info logging.
+	// Quiet go-mysql-server's per-connection info logging, and keep the
+	// literals of the statements it logs (secrets among them) off it.
 	logrus.SetLevel(logrus.WarnLevel)
+	redactStandardLogger()
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
