@@ -196,9 +196,10 @@ type CommitOptions struct {
 	// MaxRetries bounds the retry loop on lost races (0: a default).
 	MaxRetries int
 	// ReadsTable says the staged files were computed from the table at
-	// ReadVersion (a copy-on-write merge read it): the commit conflicts if
-	// a later version added data files, which may hold keys the merge
-	// did not see.
+	// ReadVersion (a copy-on-write merge read it; the version Scanner.Files
+	// reported, -1 for an Iceberg table without a snapshot): the commit
+	// conflicts if a later version added data files, which may hold keys
+	// the merge did not see.
 	ReadsTable  bool
 	ReadVersion int64
 }

@@ -64,7 +64,7 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 	if err != nil {
 		return nil, nil, fmt.Errorf("list table files: %w", err)
 	}
-	s.readVersion = version
+	s.readsTable, s.readVersion = true, version
 	candidates, err := s.pruneByStats(ctx, files)
 	if err != nil {
 		return nil, nil, err

@@ -46,8 +46,10 @@ type Sink struct {
 	staged  []catalogadapter.Receipt
 	removes []string
 	skip    bool
-	// readVersion is the table version the epoch's copy-on-write merge
-	// read (-1: none): the commit must conflict with data added since.
+	// readsTable: the epoch's copy-on-write merge read the table at
+	// readVersion (a backend's version; -1 may mean "no data yet"); the
+	// commit must conflict with data added since.
+	readsTable  bool
 	readVersion int64
 }
 
@@ -194,7 +196,7 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err != nil {
 		return err
 	}
-	s.skip, s.staged, s.removes, s.readVersion = skip, nil, nil, -1
+	s.skip, s.staged, s.removes, s.readsTable = skip, nil, nil, false
 	return nil
 }
 
@@ -366,7 +368,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		opts.Operation = "MERGE"
 	}
 	for redo := 0; ; redo++ {
-		opts.ReadsTable, opts.ReadVersion = s.readVersion >= 0, s.readVersion
+		opts.ReadsTable, opts.ReadVersion = s.readsTable, s.readVersion
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil {
 			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}

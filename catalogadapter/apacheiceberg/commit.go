@@ -84,6 +84,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return out, nil
 			}
 		}
+		if opts.ReadsTable {
+			if why := addedSince(tbl, opts.ReadVersion); why != "" {
+				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
+			}
+		}
 		change := icetable.Change{Removes: opts.Removes, Summary: summary, CheckDuplicates: !recordEpoch}
 		for _, s := range staged {
 			df, err := s.File(tbl.Metadata())
@@ -244,4 +249,34 @@ func (p *Provider) removePaths(ctx context.Context, tbl *table.Table, paths []st
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// addedSince tells why tbl holds data that the snapshot read (-1: none,
+// the table was empty) did not: a later snapshot added data files, which
+// may hold keys a copy-on-write merge did not see. Writers leave
+// added-data-files out of a summary when it is zero; a snapshot without a
+// summary, or a read snapshot no longer among the current one's ancestors,
+// counts as a change.
+func addedSince(tbl *table.Table, read int64) string {
+	md := tbl.Metadata()
+	s := tbl.CurrentSnapshot()
+	if s == nil {
+		return "" // still empty
+	}
+	for s != nil && s.SnapshotID != read {
+		if s.Summary == nil {
+			return fmt.Sprintf("snapshot %d, after snapshot %d which this merge read, has no summary", s.SnapshotID, read)
+		}
+		if n := s.Summary.Properties["added-data-files"]; n != "" && n != "0" {
+			return fmt.Sprintf("snapshot %d added %s data file(s) after snapshot %d, which this merge read", s.SnapshotID, n, read)
+		}
+		if s.ParentSnapshotID == nil {
+			break
+		}
+		s = md.SnapshotByID(*s.ParentSnapshotID)
+	}
+	if s == nil || (s.SnapshotID != read && read != -1) {
+		return fmt.Sprintf("snapshot %d, which this merge read, is no longer an ancestor of the current one", read)
+	}
+	return ""
 }
