@@ -24,6 +24,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/tableformat/filecache"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -79,7 +80,10 @@ func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (
 				return nil, fmt.Errorf("%w: %w", errCatalog, err)
 			}
 		}
-		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props})
+		// The engine's storage.cache_max_bytes bounds Iceberg's cache too
+		// (checked when the engine opened).
+		maxBytes, _ := filecache.ParseSize(e.opts.Storage[objectstore.KeyCacheMaxBytes])
+		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props, CacheMaxBytes: maxBytes})
 		if err != nil {
 			// The catalog's own errors never show its secrets.
 			return nil, fmt.Errorf("%w: %w", errCatalog, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/tableformat/filecache"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -150,7 +151,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			}
 			so.writerID = o.Value
 		case "target_file_size", "flush_bytes":
-			n, err := parseSize(o.Value)
+			n, err := filecache.ParseSize(o.Value)
 			if err != nil {
 				return so, bad("%v", err)
 			}
@@ -191,7 +192,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
 			}
 		case "memory_limit":
-			if _, err := parseSize(o.Value); err != nil {
+			if _, err := filecache.ParseSize(o.Value); err != nil {
 				return so, bad("%v", err)
 			}
 			so.memoryLimit = o.Value
@@ -200,28 +201,6 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 		}
 	}
 	return so, nil
-}
-
-// parseSize reads a byte size: a number of bytes, or a number with one of
-// the units KB, MB, GB, TB (powers of 1024; KiB etc. are accepted too).
-func parseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"TIB", 1 << 40},
-		{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"TB", 1 << 40}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a size such as '128MB'", s)
-	}
-	return n * mult, nil
 }
 
 // arrowSchema builds the sink's schema from the column definitions.

@@ -44,6 +44,9 @@ type CatalogConfig struct {
 	// uploads, copies of files read; see remote.go). Default:
 	// DataDir/cache/iceberg, or DefaultCacheDir without a DataDir.
 	CacheDir string
+	// CacheMaxBytes bounds the copies kept in CacheDir (0:
+	// filecache.DefaultMaxBytes), unless the folder is in use already.
+	CacheMaxBytes int64
 }
 
 // Catalog is an open Iceberg catalog.
@@ -81,6 +84,9 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 	}
 	if abs, err := filepath.Abs(c.cache); err == nil {
 		c.cache = abs
+	}
+	if cfg.CacheMaxBytes > 0 {
+		SetCacheLimit(c.cache, cfg.CacheMaxBytes)
 	}
 	var err error
 	if typ == "sql" {

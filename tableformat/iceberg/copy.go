@@ -180,8 +180,10 @@ func uploadStaged(ctx context.Context, tbl *table.Table, staged stagedIO, cacheD
 	}
 	for _, u := range uris {
 		dst := CachePath(cacheDir, u)
-		if os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
-			os.Rename(staged[u], dst) // a copy that failed to move is downloaded when read
+		info, err := os.Stat(staged[u])
+		if err == nil && os.MkdirAll(filepath.Dir(dst), 0o755) == nil &&
+			os.Rename(staged[u], dst) == nil { // a copy that failed to move is downloaded when read
+			cacheLimit(cacheDir).Added(info.Size())
 		}
 	}
 	return nil

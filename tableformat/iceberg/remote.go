@@ -15,8 +15,9 @@ package iceberg
 // Reads download the data and delete files a scan needs, once: Iceberg
 // never rewrites a file in place, so a copy keyed by the file's URI stays
 // good. Downloads land in a temporary file renamed into place, so
-// processes sharing the cache never see half a file. Nothing is evicted:
-// the cache grows with the files read (delete it to reclaim the space).
+// processes sharing the cache never see half a file. CACHE/files is kept
+// within filecache.DefaultMaxBytes (or CatalogConfig.CacheMaxBytes): the
+// copies used least recently are deleted, and downloaded again if needed.
 
 import (
 	"context"
@@ -28,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -101,6 +103,8 @@ func LocalFiles(ctx context.Context, tbl *table.Table, dir string, uris []string
 		out[u] = dst
 		if _, err := os.Stat(dst); err != nil {
 			remote = append(remote, u)
+		} else {
+			filecache.Used(dst)
 		}
 	}
 	if len(remote) == 0 {
@@ -112,11 +116,39 @@ func LocalFiles(ctx context.Context, tbl *table.Table, dir string, uris []string
 	if err != nil {
 		return nil, fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
 	}
-	err = filecache.ForEach(ctx, remote, func(u string) error { return download(fsys, u, out[u]) })
+	err = filecache.ForEach(ctx, remote, func(u string) error {
+		if err := download(fsys, u, out[u]); err != nil {
+			return err
+		}
+		if info, err := os.Stat(out[u]); err == nil {
+			cacheLimit(dir).Added(info.Size())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// cacheLimits holds one filecache.Limit per cache folder in use, shared by
+// the catalogs and scans of this process that use the folder.
+var cacheLimits sync.Map // files folder -> *filecache.Limit
+
+// cacheLimit is the Limit of dir's copies (dir/files), made with the
+// default size unless SetCacheLimit set one first.
+func cacheLimit(dir string) *filecache.Limit {
+	files := filepath.Join(cacheRoot(dir), "files")
+	l, _ := cacheLimits.LoadOrStore(files, &filecache.Limit{Dir: files})
+	return l.(*filecache.Limit)
+}
+
+// SetCacheLimit bounds the copies kept in the cache folder dir to maxBytes,
+// for every catalog of this process that uses dir. It must come before the
+// folder is first used: a Limit in use is not changed.
+func SetCacheLimit(dir string, maxBytes int64) {
+	files := filepath.Join(cacheRoot(dir), "files")
+	cacheLimits.LoadOrStore(files, &filecache.Limit{Dir: files, MaxBytes: maxBytes})
 }
 
 // download copies uri to dst, into the cache (filecache.Fill).

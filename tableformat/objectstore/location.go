@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // Schemes are the URL schemes of object storage locations.
@@ -120,6 +122,9 @@ type Options struct {
 	// CacheDir holds staged uploads and downloaded data files; the
 	// process's temp dir when empty.
 	CacheDir string
+	// CacheMaxBytes bounds the copies of data files a store keeps under
+	// CacheDir (0: filecache.DefaultMaxBytes); the least recently used go.
+	CacheMaxBytes int64
 	// Retry and Breaker tune fault handling; zero values take defaults.
 	Retry   RetryPolicy
 	Breaker BreakerPolicy
@@ -135,12 +140,13 @@ const (
 	KeySessionToken    = "storage.session_token"
 	KeyMaxAttempts     = "storage.max_attempts"
 	KeyMaxRetryTime    = "storage.max_retry_time"
+	KeyCacheMaxBytes   = "storage.cache_max_bytes"
 )
 
 // Keys lists every storage.* option, sorted.
 func Keys() []string {
 	keys := []string{KeyEndpoint, KeyRegion, KeyPathStyle, KeyAccessKeyID, KeySecretAccessKey, KeySessionToken,
-		KeyMaxAttempts, KeyMaxRetryTime}
+		KeyMaxAttempts, KeyMaxRetryTime, KeyCacheMaxBytes}
 	sort.Strings(keys)
 	return keys
 }
@@ -204,6 +210,8 @@ func (o *Options) set(k, v string) error {
 		}
 	case KeyMaxRetryTime:
 		o.Retry.MaxTime, err = parseDuration(v)
+	case KeyCacheMaxBytes:
+		o.CacheMaxBytes, err = filecache.ParseSize(v)
 	default:
 		return fmt.Errorf("unknown storage option %q (known: %s)", k, strings.Join(Keys(), ", "))
 	}

@@ -140,6 +140,7 @@ func TestFromProperties(t *testing.T) {
 		KeySessionToken:    testToken,
 		KeyMaxAttempts:     "7",
 		KeyMaxRetryTime:    "45s",
+		KeyCacheMaxBytes:   "2GB",
 		"path":             "ignored: not a storage option",
 		"delta.appendOnly": "true",
 	}
@@ -150,7 +151,8 @@ func TestFromProperties(t *testing.T) {
 	want := Options{
 		Endpoint: "http://127.0.0.1:7070", Region: "eu-west-3", PathStyle: true,
 		AccessKeyID: "AKID", SecretAccessKey: testSecret, SessionToken: testToken,
-		Retry: RetryPolicy{MaxAttempts: 7, MaxTime: 45 * time.Second},
+		Retry:         RetryPolicy{MaxAttempts: 7, MaxTime: 45 * time.Second},
+		CacheMaxBytes: 2 << 30,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("FromProperties = %+v, want %+v", got, want)
@@ -163,8 +165,8 @@ func TestFromProperties(t *testing.T) {
 			t.Errorf("key %q lacks the storage. prefix", k)
 		}
 	}
-	if !sort.StringsAreSorted(Keys()) || len(Keys()) != 8 {
-		t.Errorf("Keys() = %v, want the 8 keys sorted", Keys())
+	if !sort.StringsAreSorted(Keys()) || len(Keys()) != 9 {
+		t.Errorf("Keys() = %v, want the 9 keys sorted", Keys())
 	}
 	for k, secret := range map[string]bool{
 		KeySecretAccessKey: true, KeySessionToken: true,
@@ -196,6 +198,8 @@ func TestFromPropertiesRefuses(t *testing.T) {
 		{KeyMaxRetryTime, "-5s", "positive"},
 		{KeyMaxRetryTime, "soon", "duration"},
 		{KeyMaxRetryTime, "30", "duration"},
+		{KeyCacheMaxBytes, "lots", "size"},
+		{KeyCacheMaxBytes, "0", "size"},
 	}
 	for _, c := range cases {
 		// The secrets ride along in every case: whatever goes wrong, they
@@ -243,7 +247,7 @@ func TestFromPropertiesRefuses(t *testing.T) {
 	for _, c := range [][2]string{
 		{KeyEndpoint, "https://s3.eu-west-3.amazonaws.com"}, {KeyRegion, "us-east-1"},
 		{KeyPathStyle, "false"}, {KeyAccessKeyID, "AKID"}, {KeySecretAccessKey, testSecret},
-		{KeySessionToken, testToken}, {KeyMaxAttempts, "1"}, {KeyMaxRetryTime, "2m"},
+		{KeySessionToken, testToken}, {KeyMaxAttempts, "1"}, {KeyMaxRetryTime, "2m"}, {KeyCacheMaxBytes, "512MiB"},
 	} {
 		if err := CheckOption(c[0], c[1]); err != nil {
 			t.Errorf("CheckOption(%s, %q): %v", c[0], c[1], err)
@@ -1055,5 +1059,61 @@ func TestStoreOutage(t *testing.T) {
 	}
 	if err := s.PutIfAbsent(ctx, "_delta_log/00000000000000000001.json", []byte("v1")); err != nil {
 		t.Errorf("PutIfAbsent after the outage: %v", err)
+	}
+}
+
+// TestStoreCacheLimit: the copies a store keeps of its data files stay
+// within storage.cache_max_bytes, the least recently used going first;
+// an evicted file is downloaded again when read.
+func TestStoreCacheLimit(t *testing.T) {
+	ctx := context.Background()
+	srv := s3test.Start(t)
+	s := openStore(t, srv, "db/limited", func(o *Options) { o.CacheMaxBytes = 10_000 })
+	// Every copy counts as used an hour ago: none is spared as recent.
+	s.limit.Now = func() time.Time { return time.Now().Add(time.Hour) }
+	cacheBytes := func() (n int64) {
+		filepath.WalkDir(filepath.Join(s.cache, "files"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				info, _ := d.Info()
+				n += info.Size()
+			}
+			return nil
+		})
+		return n
+	}
+	data := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 4000) }
+	key := func(i int) string { return fmt.Sprintf("part-%d.parquet", i) }
+	for i := range 5 {
+		staged := filepath.Join(s.StagingDir(), key(i))
+		if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(staged, data(i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutFile(ctx, key(i), staged); err != nil {
+			t.Fatal(err)
+		}
+		// Distinct use times, oldest first.
+		old := time.Now().Add(time.Duration(i-10) * time.Minute)
+		os.Chtimes(s.cachePath(key(i)), old, old)
+	}
+	if n := cacheBytes(); n > 10_000 || n == 0 {
+		t.Errorf("cache holds %d bytes after 20,000 uploaded, want at most 10,000", n)
+	}
+	if _, err := os.Stat(s.cachePath(key(0))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the oldest copy is still cached: %v", err)
+	}
+	if _, err := os.Stat(s.cachePath(key(4))); err != nil {
+		t.Errorf("the newest copy was evicted: %v", err)
+	}
+	for i := range 5 {
+		p, err := s.LocalFile(ctx, key(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, data(i)) {
+			t.Errorf("%s read back: %d bytes, %v", key(i), len(got), err)
+		}
 	}
 }

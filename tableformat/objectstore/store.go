@@ -30,8 +30,10 @@ type Store struct {
 	retry   RetryPolicy
 	breaker *Breaker
 	// cache holds downloaded data files under files/ and DuckDB's output
-	// under staging/; one folder per table location.
+	// under staging/; one folder per table location. files/ is kept
+	// within its limit; staging/ holds files not committed yet.
 	cache string
+	limit *filecache.Limit
 }
 
 // Open opens the table at location (scheme://bucket/prefix). Nothing is
@@ -64,12 +66,14 @@ func newStore(loc Location, b *blob.Bucket, opts Options) *Store {
 		dir = os.TempDir()
 	}
 	sum := sha256.Sum256([]byte(loc.String()))
+	cache := filepath.Join(dir, "lakesql-objects", hex.EncodeToString(sum[:8]))
 	return &Store{
 		loc:     loc,
 		bucket:  b,
 		retry:   opts.Retry.withDefaults(),
 		breaker: NewBreaker(opts.Breaker),
-		cache:   filepath.Join(dir, "lakesql-objects", hex.EncodeToString(sum[:8])),
+		cache:   cache,
+		limit:   &filecache.Limit{Dir: filepath.Join(cache, "files"), MaxBytes: opts.CacheMaxBytes},
 	}
 }
 
@@ -228,8 +232,9 @@ func (s *Store) PutFile(ctx context.Context, key, path string) error {
 		return fmt.Errorf("upload %s: %w", key, err)
 	}
 	dst := s.cachePath(key)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
+	if info, err := os.Stat(path); err == nil && os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
 		if os.Rename(path, dst) == nil {
+			s.limit.Added(info.Size())
 			return nil
 		}
 	}
@@ -241,6 +246,7 @@ func (s *Store) PutFile(ctx context.Context, key, path string) error {
 func (s *Store) LocalFile(ctx context.Context, key string) (string, error) {
 	dst := s.cachePath(key)
 	if _, err := os.Stat(dst); err == nil {
+		filecache.Used(dst)
 		return dst, nil
 	}
 	err := s.retry.do(ctx, s.breaker, "download "+key, func(ctx context.Context) error {
@@ -248,6 +254,9 @@ func (s *Store) LocalFile(ctx context.Context, key string) (string, error) {
 	})
 	if err != nil {
 		return "", notFound("download", key, err)
+	}
+	if info, err := os.Stat(dst); err == nil {
+		s.limit.Added(info.Size())
 	}
 	return dst, nil
 }
