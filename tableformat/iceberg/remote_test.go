@@ -76,3 +76,26 @@ func TestSharedAWSConfig(t *testing.T) {
 		t.Fatal("a local catalog added an AWS configuration")
 	}
 }
+
+// TestCacheLimit: a catalog's CacheMaxBytes bounds the copies in its cache
+// folder (dir/files), shared by every user of the folder; the first setting
+// stays.
+func TestCacheLimit(t *testing.T) {
+	dir := t.TempDir()
+	cat, err := OpenCatalog(context.Background(), CatalogConfig{DataDir: dir, CacheMaxBytes: 123 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	l := cacheLimit(cat.CacheDir())
+	if l.MaxBytes != 123<<20 || l.Dir != filepath.Join(cat.CacheDir(), "files") {
+		t.Errorf("limit %d on %s, want %d on %s", l.MaxBytes, l.Dir, 123<<20, filepath.Join(cat.CacheDir(), "files"))
+	}
+	SetCacheLimit(cat.CacheDir(), 1)
+	if cacheLimit(cat.CacheDir()) != l || l.MaxBytes != 123<<20 {
+		t.Errorf("a second setting replaced the limit in use")
+	}
+	if other := cacheLimit(t.TempDir()); other.MaxBytes != 0 {
+		t.Errorf("a folder without a setting has limit %d, want the default (0)", other.MaxBytes)
+	}
+}
