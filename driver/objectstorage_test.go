@@ -54,7 +54,7 @@ func TestParseDSNObjectStorage(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ query, want string }{
-		{"bogus=1", "known: allowed_roots, table_root, storage.access_key_id, storage.endpoint"},
+		{"bogus=1", "known: allowed_roots, table_root, storage.access_key_id, storage.cache_max_bytes, storage.endpoint"},
 		{"storage.colour=blue", `unknown storage option "storage.colour"`},
 		{"storage.endpoint=ftp://x", "storage.endpoint"},
 		{"storage.max_attempts=0", "storage.max_attempts"},
