@@ -273,7 +273,8 @@ func (b *buffer) source(ctx context.Context) (catalogadapter.Source, func(), err
 }
 
 // sourceOf is the table's columns read from the view or table from, with
-// the buffer's types: the Arrow view's batches have exactly those (exact).
+// the buffer's types: the buf table has them, and so do the batches of an
+// Arrow view (exact admits no other).
 func (b *buffer) sourceOf(from string) catalogadapter.Source {
 	cols := make([]catalogadapter.SourceColumn, len(b.cols))
 	for i, c := range b.cols {
