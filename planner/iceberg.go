@@ -2,9 +2,10 @@ package planner
 
 // Iceberg sinks. Their location is a table of an Iceberg catalog,
 // 'namespace.table', not a path, so the allowed roots do not apply to it;
-// they confine the catalog.warehouse (local, or object storage when they
-// list object storage roots) and a local SQLite catalog file instead. The catalog is the one the WITH catalog.* options describe (the
-// prefix removed), by default iceberg-go's SQL catalog on DATA/iceberg/
+// they confine the catalog.warehouse (local, or on object storage when
+// they list object storage roots) and a local SQLite catalog file instead.
+// The catalog is the one the WITH catalog.* options describe (the prefix
+// removed), by default iceberg-go's SQL catalog on DATA/iceberg/
 // catalog.db with tables under DATA/iceberg/warehouse. Catalogs open on the
 // first sink that needs them, one per set of properties, and serve every
 // sink that names the same set.

@@ -141,19 +141,27 @@ func TestSinkUpsertRowDelta(t *testing.T) {
 	}
 }
 
-// TestSinkUpsertCopyOnWrite: a table partitioned by a column outside the
-// key cannot take equality deletes; the sink falls back to rewriting the
-// files that hold the keys, removes and adds in one snapshot.
-func TestSinkUpsertCopyOnWrite(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
+// openCopyOnWriteTable creates the orders table partitioned by region, a
+// column outside the key, which cannot take equality deletes on id: upserts
+// into it rewrite files.
+func openCopyOnWriteTable(t *testing.T, dir string) *Provider {
+	t.Helper()
 	p := openProvider(t, dir)
-	err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: ordersSchema, PartitionSpec: catalogadapter.PartitionSpec{
+	err := p.CreateTable(context.Background(), ordersID, catalogadapter.TableDef{Schema: ordersSchema, PartitionSpec: catalogadapter.PartitionSpec{
 		Fields: []catalogadapter.PartitionField{{Name: "region", Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// TestSinkUpsertCopyOnWrite: a table partitioned by a column outside the
+// key cannot take equality deletes; the sink falls back to rewriting the
+// files that hold the keys, removes and adds in one snapshot.
+func TestSinkUpsertCopyOnWrite(t *testing.T) {
+	dir := t.TempDir()
+	p := openCopyOnWriteTable(t, dir)
 	cfg := sinkConfig(t, p, "orders")
 	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
 	s := openSink(t, cfg)
@@ -235,13 +243,7 @@ func TestAttachPartitionedTable(t *testing.T) {
 func TestCopyOnWriteNewKeyRace(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	p := openProvider(t, dir)
-	err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: ordersSchema, PartitionSpec: catalogadapter.PartitionSpec{
-		Fields: []catalogadapter.PartitionField{{Name: "region", Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openCopyOnWriteTable(t, dir)
 	open := func(writer string) *sqlsink.Sink {
 		cfg := sinkConfig(t, p, "orders")
 		cfg.Mode, cfg.Key, cfg.WriterID = sqlsink.ModeUpsert, []string{"id"}, writer
