@@ -5,12 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -98,83 +94,19 @@ func raceCommits(ctx context.Context, runs ...*epochRun) {
 	done.Wait()
 }
 
-// logEntry is one commit file of the table's Delta log.
-type logEntry struct {
-	version int64
-	op      string
-	txns    []delta.Txn
-	adds    []string // paths on disk
-	removes []string
-}
-
-// writerEpoch names the epoch a commit recorded.
-type writerEpoch struct {
-	writer string
-	epoch  int64
-}
-
-func (l logEntry) recorded() (writerEpoch, bool) {
-	if len(l.txns) != 1 {
-		return writerEpoch{}, false
-	}
-	return writerEpoch{l.txns[0].AppID, l.txns[0].Version}, true
-}
-
-var commitFileName = regexp.MustCompile(`^(\d{20})\.json$`)
-
-// readLog parses every commit file of the table at dir, and fails the test
-// unless the versions run 0, 1, 2, ... without a gap.
+// readLog reads the Delta log of the table at dir (readDeltaLog).
 func readLog(t *testing.T, dir string) []logEntry {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(dir, "_delta_log"))
+	store, err := delta.NewLocalStorage(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []logEntry
-	for _, de := range ents {
-		m := commitFileName.FindStringSubmatch(de.Name())
-		if m == nil {
-			continue
-		}
-		v, _ := strconv.ParseInt(m[1], 10, 64)
-		data, err := os.ReadFile(filepath.Join(dir, "_delta_log", de.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		actions, err := delta.ParseActions(data)
-		if err != nil {
-			t.Fatalf("version %d: %v", v, err)
-		}
-		le := logEntry{version: v}
-		for _, a := range actions {
-			switch {
-			case a.CommitInfo != nil:
-				le.op, _ = a.CommitInfo["operation"].(string)
-			case a.Txn != nil:
-				le.txns = append(le.txns, *a.Txn)
-			case a.Add != nil:
-				le.adds = append(le.adds, diskPath(t, dir, a.Add.Path))
-			case a.Remove != nil:
-				le.removes = append(le.removes, diskPath(t, dir, a.Remove.Path))
-			}
-		}
-		out = append(out, le)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, le := range out {
-		if le.version != int64(i) {
-			t.Fatalf("the log is not contiguous: version %d where %d belongs", le.version, i)
-		}
-	}
-	return out
+	return readDeltaLog(t, store)
 }
 
 func diskPath(t *testing.T, dir, p string) string {
 	t.Helper()
-	rel, err := url.PathUnescape(p)
-	if err != nil {
-		t.Fatalf("data file path %q: %v", p, err)
-	}
+	rel := fileKey(t, p)
 	if filepath.IsAbs(rel) {
 		return filepath.Clean(rel)
 	}
@@ -207,8 +139,8 @@ func checkNoOrphans(t *testing.T, e *env, tombstonesAllowed bool) {
 	_, live := liveFiles(t, e.dir)
 	known := map[string]bool{}
 	for _, le := range readLog(t, e.dir) {
-		for _, p := range le.adds {
-			known[p] = true
+		for _, a := range le.adds {
+			known[diskPath(t, e.dir, a.Path)] = true
 		}
 	}
 	for _, p := range e.parquetFiles() {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,71 +122,10 @@ func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 	return m
 }
 
-// mwLogEntry is one commit of the log.
-type mwLogEntry struct {
-	version int64
-	op      string
-	txns    []delta.Txn
-	adds    int
-	removes int
-}
-
-func (l mwLogEntry) recorded() (writerEpoch, bool) {
-	if len(l.txns) != 1 {
-		return writerEpoch{}, false
-	}
-	return writerEpoch{l.txns[0].AppID, l.txns[0].Version}, true
-}
-
-var mwCommitKey = regexp.MustCompile(`^_delta_log/(\d{20})\.json$`)
-
-// log lists and parses every JSON commit of the log, straight from the
-// storage, and fails unless the versions are exactly 0..len-1.
-func (m *mwTable) log() []mwLogEntry {
-	t := m.t
-	t.Helper()
-	ctx := context.Background()
-	objs, err := m.store.List(ctx, "_delta_log/", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []mwLogEntry
-	for _, o := range objs {
-		sm := mwCommitKey.FindStringSubmatch(o.Key)
-		if sm == nil {
-			continue
-		}
-		v, _ := strconv.ParseInt(sm[1], 10, 64)
-		data, err := m.store.Get(ctx, o.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		actions, err := delta.ParseActions(data)
-		if err != nil {
-			t.Fatalf("version %d: %v", v, err)
-		}
-		le := mwLogEntry{version: v}
-		for _, a := range actions {
-			switch {
-			case a.CommitInfo != nil:
-				le.op, _ = a.CommitInfo["operation"].(string)
-			case a.Txn != nil:
-				le.txns = append(le.txns, *a.Txn)
-			case a.Add != nil:
-				le.adds++
-			case a.Remove != nil:
-				le.removes++
-			}
-		}
-		out = append(out, le)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, le := range out {
-		if le.version != int64(i) {
-			t.Fatalf("the log is not contiguous: version %d where %d belongs", le.version, i)
-		}
-	}
-	return out
+// log reads the table's Delta log (readDeltaLog).
+func (m *mwTable) log() []logEntry {
+	m.t.Helper()
+	return readDeltaLog(m.t, m.store)
 }
 
 // rows reads the latest version's rows, sorted.
@@ -426,8 +364,8 @@ func TestManyWriters(t *testing.T) {
 			if r := byVersion[le.version]; r.Writer != we.writer || r.Epoch != we.epoch {
 				t.Errorf("version %d records %+v; the writers reported %+v", le.version, we, r)
 			}
-			if le.op != "WRITE" || le.adds < 1 || le.removes != 0 {
-				t.Errorf("version %d: %s with %d adds and %d removes, want a WRITE that only adds", le.version, le.op, le.adds, le.removes)
+			if le.op != "WRITE" || len(le.adds) < 1 || len(le.removes) != 0 {
+				t.Errorf("version %d: %s with %d adds and %d removes, want a WRITE that only adds", le.version, le.op, len(le.adds), len(le.removes))
 			}
 		}
 		snap := m.latest()

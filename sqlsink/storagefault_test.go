@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -148,7 +144,7 @@ func (f *sfFaults) before(method, key string) (after func(), err error) {
 func (f *sfFaults) losePut(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.lostPut || !sfIsLogEntry(key) {
+	if !f.lostPut || !isCommitKey(key) {
 		return false
 	}
 	f.lostPut = false
@@ -158,10 +154,6 @@ func (f *sfFaults) losePut(key string) bool {
 	}
 	return true
 }
-
-var sfCommitKey = regexp.MustCompile(`^_delta_log/(\d{20})\.json$`)
-
-func sfIsLogEntry(key string) bool { return sfCommitKey.MatchString(key) }
 
 type sfStore struct {
 	delta.Storage
@@ -468,7 +460,7 @@ func (e *sfEnv) orphans() []string {
 	known := map[string]bool{}
 	for _, le := range e.readLog() {
 		for _, a := range le.adds {
-			known[a.key] = true
+			known[fileKey(e.t, a.Path)] = true
 		}
 	}
 	var out []string
@@ -499,64 +491,11 @@ func (e *sfEnv) stagedLeftovers() []string {
 	return out
 }
 
-type sfAdd struct {
-	key  string
-	size int64
-}
-
-type sfLogEntry struct {
-	version int64
-	txns    []delta.Txn
-	adds    []sfAdd
-}
-
-// readLog reads every commit entry through the fault-free storage. It
-// fails the test on an entry that does not parse (a partial version) or
-// on a gap in the versions.
-func (e *sfEnv) readLog() []sfLogEntry {
+// readLog reads every commit entry through the fault-free storage
+// (readDeltaLog).
+func (e *sfEnv) readLog() []logEntry {
 	e.t.Helper()
-	ctx := context.Background()
-	objs, err := e.reader.List(ctx, "_delta_log/", "")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []sfLogEntry
-	for _, o := range objs {
-		m := sfCommitKey.FindStringSubmatch(o.Key)
-		if m == nil {
-			continue
-		}
-		v, _ := strconv.ParseInt(m[1], 10, 64)
-		data, err := e.reader.Get(ctx, o.Key)
-		if err != nil {
-			e.t.Fatalf("version %d: %v", v, err)
-		}
-		actions, err := delta.ParseActions(data)
-		if err != nil {
-			e.t.Fatalf("version %d is not a whole log entry: %v\n%s", v, err, data)
-		}
-		le := sfLogEntry{version: v}
-		for _, a := range actions {
-			switch {
-			case a.Txn != nil:
-				le.txns = append(le.txns, *a.Txn)
-			case a.Add != nil:
-				key, err := url.PathUnescape(a.Add.Path)
-				if err != nil {
-					e.t.Fatalf("version %d: add path %q: %v", v, a.Add.Path, err)
-				}
-				le.adds = append(le.adds, sfAdd{key: key, size: a.Add.Size})
-			}
-		}
-		out = append(out, le)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	for i, le := range out {
-		if le.version != int64(i) {
-			e.t.Fatalf("the log is not contiguous: version %d where %d belongs", le.version, i)
-		}
-	}
-	return out
+	return readDeltaLog(e.t, e.reader)
 }
 
 // verify checks the whole table after n epochs: versions 0..n, version v
@@ -584,11 +523,12 @@ func (e *sfEnv) verify(n int64) []string {
 			e.t.Errorf("version %d: txn actions (-want +got):\n%s", le.version, d)
 		}
 		for _, a := range le.adds {
-			info, err := e.reader.Stat(ctx, a.key)
+			key := fileKey(e.t, a.Path)
+			info, err := e.reader.Stat(ctx, key)
 			if err != nil {
-				e.t.Errorf("version %d adds %s: %v", le.version, a.key, err)
-			} else if info.Size != a.size {
-				e.t.Errorf("version %d adds %s of %d bytes; it has %d", le.version, a.key, a.size, info.Size)
+				e.t.Errorf("version %d adds %s: %v", le.version, key, err)
+			} else if info.Size != a.Size {
+				e.t.Errorf("version %d adds %s of %d bytes; it has %d", le.version, key, a.Size, info.Size)
 			}
 		}
 		snap, err := tbl.At(ctx, le.version)
@@ -665,8 +605,8 @@ func TestStorageOutageMidCommitLoop(t *testing.T) {
 		4:  {beforePre: srvKill},
 		9:  {beforeCommit: srvKill, retryCommit: true},
 		13: {hook: killOnce("PutFile", anyKey, false)},
-		18: {hook: killOnce("PutIfAbsent", sfIsLogEntry, false)},
-		22: {hook: killOnce("PutIfAbsent", sfIsLogEntry, true)},
+		18: {hook: killOnce("PutIfAbsent", isCommitKey, false)},
+		22: {hook: killOnce("PutIfAbsent", isCommitKey, true)},
 	}
 
 	var (
