@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
@@ -604,25 +603,7 @@ func runIcebergCrashPhase(t *testing.T, rng *rand.Rand, exe string, baseEnv []st
 // icScan reads table tbl at snapshot snap with iceberg-go's own scan, sorted.
 func icScan(t testing.TB, tbl *table.Table, snap int64) []string {
 	t.Helper()
-	at, err := tbl.Scan(table.WithSnapshotID(snap), table.WithSelectedFields("id", "amount", "region")).ToArrowTable(context.Background())
-	if err != nil {
-		t.Fatalf("scan snapshot %d: %v", snap, err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	out := []string{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(0).(*array.Int64)
-		amounts := rec.Column(1).(*array.Float64)
-		regions := rec.Column(2).(*array.String)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, row{ID: ids.Value(i), Amount: amounts.Value(i), Region: regions.Value(i)}.String())
-		}
-	}
-	sort.Strings(out)
-	return out
+	return tableRows(t, tbl, table.WithSnapshotID(snap))
 }
 
 // verifyIcebergCrashTable reads the phase's table through a fresh catalog

@@ -126,36 +126,26 @@ func epoch(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch)
 // freshTable loads the table through a catalog handle of its own: the
 // independent reader sees only what reached the catalog.
 func freshTable(t testing.TB, dir string, id catalogadapter.TableIdent) *table.Table {
-	t.Helper()
-	cat, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	ident, err := identifier(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := cat.LoadTable(context.Background(), ident)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl
+	return lake{dir: dir}.table(t, id)
 }
 
 // icebergRows reads the orders table with iceberg-go's own scan from a
 // fresh catalog handle, sorted.
 func icebergRows(t testing.TB, dir string) []string {
+	return lake{dir: dir}.rows(t, ordersID)
+}
+
+// tableRows reads tbl with iceberg-go's own scan, sorted.
+func tableRows(t testing.TB, tbl *table.Table, opts ...table.ScanOption) []string {
 	t.Helper()
-	tbl := freshTable(t, dir, ordersID)
-	at, err := tbl.Scan(table.WithSelectedFields("id", "amount", "region")).ToArrowTable(context.Background())
+	at, err := tbl.Scan(append(opts, table.WithSelectedFields("id", "amount", "region"))...).ToArrowTable(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("scan %s: %v", tbl.Identifier(), err)
 	}
 	defer at.Release()
 	tr := array.NewTableReader(at, 4096)
 	defer tr.Release()
-	var out []string
+	out := []string{}
 	for tr.Next() {
 		rec := tr.RecordBatch()
 		ids := rec.Column(0).(*array.Int64)
@@ -212,17 +202,7 @@ func rowStrings(rows ...row) []string {
 
 // snapshots lists the main branch's snapshots, oldest first.
 func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.Snapshot {
-	t.Helper()
-	tbl := freshTable(t, dir, id)
-	head := tbl.Metadata().SnapshotByName(table.MainBranch)
-	if head == nil {
-		return nil
-	}
-	anc := table.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID)
-	for i, j := 0, len(anc)-1; i < j; i, j = i+1, j-1 {
-		anc[i], anc[j] = anc[j], anc[i]
-	}
-	return anc
+	return lake{dir: dir}.snapshots(t, id)
 }
 
 // parquetFiles lists every Parquet file under the warehouse, committed or not.

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"gocloud.dev/blob"
@@ -81,25 +80,7 @@ func (l lake) table(t testing.TB, id catalogadapter.TableIdent) *table.Table {
 // rows reads id with iceberg-go's own scan through a fresh handle, sorted.
 func (l lake) rows(t testing.TB, id catalogadapter.TableIdent) []string {
 	t.Helper()
-	at, err := l.table(t, id).Scan(table.WithSelectedFields("id", "amount", "region")).ToArrowTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	out := []string{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(0).(*array.Int64)
-		amounts := rec.Column(1).(*array.Float64)
-		regions := rec.Column(2).(*array.String)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, row{ID: ids.Value(i), Amount: amounts.Value(i), Region: regions.Value(i)}.String())
-		}
-	}
-	sort.Strings(out)
-	return out
+	return tableRows(t, l.table(t, id))
 }
 
 // snapshots lists id's main-branch snapshots, oldest first.
