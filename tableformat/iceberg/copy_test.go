@@ -1,7 +1,6 @@
 package iceberg
 
 import (
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -25,16 +24,7 @@ func TestCopyQuery(t *testing.T) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	tbl := createTable(t, cat, "cp", sc, nil, nil)
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := duckConn(t)
 	sel, err := DuckDBSelect(tbl.Schema(), []string{"id", "s"})
 	if err != nil {
 		t.Fatal(err)

@@ -70,6 +70,23 @@ func icebergRows(t *testing.T, tbl *table.Table) []string {
 	return out
 }
 
+// duckConn opens a connection to an in-memory DuckDB, closed when the
+// test ends.
+func duckConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // duckRows runs a scan query in DuckDB and renders rows like icebergRows.
 func duckRows(t *testing.T, query string) []string {
 	t.Helper()

@@ -2,7 +2,6 @@ package iceberg
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -130,16 +129,7 @@ func TestS3Warehouse(t *testing.T) {
 	}
 
 	// DuckDB's COPY: staged locally, uploaded, cached.
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := duckConn(t)
 	sel, err := DuckDBSelect(tbl.Schema(), []string{"id", "s"})
 	if err != nil {
 		t.Fatal(err)
@@ -283,21 +273,12 @@ func TestS3UploadFailure(t *testing.T) {
 	cat, _, _ := s3Catalog(t, srv)
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	tbl := createTable(t, cat, "down", sc, nil, nil)
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := duckConn(t)
 
 	srv.Kill()
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err = CopyQuery(cctx, tbl, conn, "SELECT CAST(i AS BIGINT) AS id FROM range(10) AS r(i)", CopyOptions{CacheDir: cat.CacheDir()})
+	_, err := CopyQuery(cctx, tbl, conn, "SELECT CAST(i AS BIGINT) AS id FROM range(10) AS r(i)", CopyOptions{CacheDir: cat.CacheDir()})
 	if err == nil {
 		t.Fatal("copy with the server down succeeded")
 	}
