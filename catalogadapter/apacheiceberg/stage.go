@@ -216,14 +216,14 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 	}
 	defer done()
-	names := make([]string, len(source.Columns))
-	for i, c := range source.Columns {
-		names[i] = c.Name
-	}
+	var names []string
 	if source.Columns == nil {
 		if names, err = describeNames(ctx, conn, query); err != nil {
 			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 		}
+	}
+	for _, c := range source.Columns {
+		names = append(names, c.Name)
 	}
 	sel, err := selectList(tbl, names)
 	if err != nil {

@@ -116,14 +116,14 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, readError(id.Name, err)
 	}
-	src := make([]srcColumn, len(source.Columns))
-	for i, c := range source.Columns {
-		src[i] = srcColumn{name: c.Name, typeName: c.DuckDBType, typ: duckDBType(c.DuckDBType)}
-	}
+	var src []srcColumn
 	if source.Columns == nil {
 		if src, err = describeColumns(ctx, q, query); err != nil {
 			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id.Name, err)
 		}
+	}
+	for _, c := range source.Columns {
+		src = append(src, srcColumn{name: c.Name, typeName: c.DuckDBType, typ: duckDBType(c.DuckDBType)})
 	}
 	sel, _, err := selectList(schema, src)
 	if err != nil {
