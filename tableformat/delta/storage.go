@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/lakesql/lakesql/internal/fsync"
 )
 
 // Storage is what the Delta log needs from a file system or an object store.
@@ -103,18 +104,11 @@ func (s *LocalStorage) PutFile(_ context.Context, key, path string) error {
 			return fmt.Errorf("put %s: %w", key, err)
 		}
 	}
-	if err := syncFile(dst); err != nil {
+	// Partition directories may be new: each one's entry is in its parent.
+	if err := errors.Join(fsync.File(dst), fsync.Up(filepath.Dir(dst), s.Root)); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	// Partition directories may be new: each one's entry is in its parent.
-	for dir := filepath.Dir(dst); ; dir = filepath.Dir(dir) {
-		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("put %s: %w", key, err)
-		}
-		if len(dir) <= len(s.Root) || dir == filepath.Dir(dir) {
-			return nil
-		}
-	}
+	return nil
 }
 
 // Stat implements Storage.
@@ -198,7 +192,7 @@ func (s *LocalStorage) PutIfAbsent(ctx context.Context, key string, data []byte)
 		}
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return fsync.Dir(filepath.Dir(path))
 }
 
 // Put implements Storage with write-to-temp and rename, so readers see the old
@@ -243,25 +237,4 @@ func (s *LocalStorage) writeTemp(path string, data []byte) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	serr := f.Sync()
-	return errors.Join(serr, f.Close())
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
 }

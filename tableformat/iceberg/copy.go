@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 
+	"github.com/lakesql/lakesql/internal/fsync"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -142,15 +143,13 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 // parent (the table's data folder, where dir is new): DuckDB's COPY does
 // not, and a commit naming the files follows.
 func syncWritten(dir string, names []string) error {
-	paths := make([]string, 0, len(names)+2)
 	for _, n := range names {
-		paths = append(paths, filepath.Join(dir, n))
-	}
-	paths = append(paths, dir, filepath.Dir(dir))
-	for _, p := range paths {
-		if err := syncPath(p); err != nil {
+		if err := fsync.File(filepath.Join(dir, n)); err != nil {
 			return fmt.Errorf("sync written data files: %w", err)
 		}
+	}
+	if err := fsync.Up(dir, filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("sync written data files: %w", err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	iceio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakesql/lakesql/internal/fsync"
 )
 
 // iceberg-go writes local files (data files it writes itself, manifests,
@@ -77,22 +79,5 @@ func (f syncedFile) Close() error {
 	if err := errors.Join(serr, f.File.Close()); err != nil {
 		return err
 	}
-	for dir := filepath.Dir(f.Name()); ; dir = filepath.Dir(dir) {
-		if err := syncPath(dir); err != nil {
-			return err
-		}
-		if dir == f.stop || len(dir) <= len(f.stop) || dir == filepath.Dir(dir) {
-			return nil
-		}
-	}
-}
-
-// syncPath syncs a file or folder by name.
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	serr := f.Sync()
-	return errors.Join(serr, f.Close())
+	return fsync.Up(filepath.Dir(f.Name()), f.stop)
 }
