@@ -2,6 +2,7 @@ package deltalake
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/lakesql/lakesql/tableformat/delta"
@@ -14,11 +15,12 @@ import (
 type checkpointer struct {
 	mu      sync.Mutex
 	running map[string]bool // table paths with a checkpoint being written
-	closed  bool
-	wg      sync.WaitGroup
-	// lastErr is the last checkpoint failure, for tests and diagnosis: a
-	// failed checkpoint costs readers time, never rows.
-	lastErr error
+	// failed holds each table's last checkpoint failure until one of its
+	// checkpoints succeeds. A failed checkpoint costs readers time, never
+	// rows: the provider reports it as degraded health.
+	failed map[string]error
+	closed bool
+	wg     sync.WaitGroup
 }
 
 // start writes the checkpoint of version in the background, unless one of
@@ -31,7 +33,7 @@ func (c *checkpointer) start(path string, t *delta.Table, version int64) {
 		return
 	}
 	if c.running == nil {
-		c.running = map[string]bool{}
+		c.running, c.failed = map[string]bool{}, map[string]error{}
 	}
 	c.running[path] = true
 	c.wg.Add(1)
@@ -39,27 +41,30 @@ func (c *checkpointer) start(path string, t *delta.Table, version int64) {
 		defer c.wg.Done()
 		err := t.Checkpoint(context.Background(), version)
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		delete(c.running, path)
 		if err != nil {
-			c.lastErr = err
+			c.failed[path] = fmt.Errorf("checkpoint at version %d: %w", version, err)
+		} else {
+			delete(c.failed, path)
 		}
-		c.mu.Unlock()
 	}()
 }
 
-// wait returns once the checkpoints being written are done, and the last
-// error any of them met.
-func (c *checkpointer) wait() error {
-	c.wg.Wait()
+// failure is the table's last checkpoint failure, or nil.
+func (c *checkpointer) failure(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lastErr
+	return c.failed[path]
 }
+
+// wait returns once the checkpoints being written are done.
+func (c *checkpointer) wait() { c.wg.Wait() }
 
 // close waits for the checkpoints being written and starts no more.
 func (c *checkpointer) close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
-	c.wg.Wait()
+	c.wait()
 }

@@ -2,9 +2,12 @@ package deltalake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -39,8 +42,9 @@ func TestBackgroundCheckpoints(t *testing.T) {
 	for n := int64(1); n <= 3; n++ {
 		commit(n)
 	}
-	if err := p.checkpoints.wait(); err != nil {
-		t.Fatalf("background checkpoint: %v", err)
+	p.checkpoints.wait()
+	if degraded, reason := p.Health(id); degraded {
+		t.Fatalf("background checkpoint: %s", reason)
 	}
 	if _, err := os.Stat(checkpoint(3)); err != nil {
 		t.Fatalf("no checkpoint at version 3: %v", err)
@@ -74,5 +78,57 @@ func TestBackgroundCheckpoints(t *testing.T) {
 	}
 	if got := scanRows(t, p, db, id, -1, nil); len(got) != 18 {
 		t.Errorf("%d rows after 9 commits of 2, want 18", len(got))
+	}
+}
+
+// failCheckpoints fails the writes of checkpoint files while on is set.
+type failCheckpoints struct {
+	delta.Storage
+	on *atomic.Bool
+}
+
+func (s failCheckpoints) Put(ctx context.Context, key string, data []byte) error {
+	if s.on.Load() && strings.Contains(key, ".checkpoint.") {
+		return errors.New("disk full")
+	}
+	return s.Storage.Put(ctx, key, data)
+}
+
+// TestBackgroundCheckpointFailureIsReported: a background checkpoint that
+// fails leaves the commits landed and the table degraded, saying why,
+// until a later checkpoint of the table succeeds.
+func TestBackgroundCheckpointFailureIsReported(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	var failing atomic.Bool
+	opts := testOptions(&fakeClock{now: t0})
+	opts.CheckpointInterval, opts.BackgroundCheckpoints = 2, true
+	opts.WrapStorage = func(s delta.Storage) delta.Storage { return failCheckpoints{s, &failing} }
+	p := New(db, opts)
+	defer p.Close()
+	id := newTable(t, p, catalogadapter.TableDef{})
+	commit := func(n int64) {
+		t.Helper()
+		r := writeRows(t, p, id, idRows(n*10, 1))
+		if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{r}, catalogadapter.CommitOptions{WriterID: "w", Epoch: n}); err != nil {
+			t.Fatal(err)
+		}
+		p.checkpoints.wait()
+	}
+	failing.Store(true)
+	commit(1)
+	commit(2)
+	degraded, reason := p.Health(id)
+	if !degraded || !strings.Contains(reason, "checkpoint at version 2") || !strings.Contains(reason, "disk full") {
+		t.Errorf("after a failed checkpoint: degraded %v, %q; want degraded naming version 2 and the cause", degraded, reason)
+	}
+	if got := scanRows(t, p, db, id, -1, nil); len(got) != 2 {
+		t.Errorf("%d rows after a failed checkpoint, want 2", len(got))
+	}
+	failing.Store(false)
+	commit(3)
+	commit(4)
+	if degraded, reason := p.Health(id); degraded {
+		t.Errorf("after a checkpoint that succeeded: still degraded: %s", reason)
 	}
 }

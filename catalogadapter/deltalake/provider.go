@@ -197,7 +197,9 @@ func (p *Provider) objectStore(loc string) (*objectstore.Store, error) {
 }
 
 // Health implements catalogadapter.HealthChecker: a table on object
-// storage is degraded while its store's circuit breaker is open.
+// storage is degraded while its store's circuit breaker is open, and any
+// table while its last background checkpoint has failed (its readers
+// replay more of the log until one succeeds).
 func (p *Provider) Health(id catalogadapter.TableIdent) (degraded bool, reason string) {
 	path, err := tablePath(id)
 	if err != nil {
@@ -206,11 +208,15 @@ func (p *Provider) Health(id catalogadapter.TableIdent) (degraded bool, reason s
 	p.storesMu.Lock()
 	s := p.stores[path]
 	p.storesMu.Unlock()
-	if s == nil {
-		return false, ""
+	if s != nil {
+		if h := s.Health(); h.Degraded {
+			return true, h.Reason
+		}
 	}
-	h := s.Health()
-	return h.Degraded, h.Reason
+	if err := p.checkpoints.failure(path); err != nil {
+		return true, err.Error()
+	}
+	return false, ""
 }
 
 // Close waits for the checkpoints being written in the background and
