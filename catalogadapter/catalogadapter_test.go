@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/internal/clocktest"
 )
 
 const secretValue = "s3cr3t-t0k3n"
@@ -165,28 +166,10 @@ func TestTableIdent(t *testing.T) {
 	}
 }
 
-// clock is a settable clock for the cache tests.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestCredentialCache(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	minted := 0
 	ttl := 10 * time.Minute
 	src := func(_ context.Context, id TableIdent) (Credential, error) {
@@ -228,7 +211,7 @@ func TestCredentialCache(t *testing.T) {
 	}
 
 	// A source that hands out expired credentials is an error, not a leak.
-	clk2 := &clock{now: t0}
+	clk2 := clocktest.New(t0)
 	expired := NewCredentialCache(func(context.Context, TableIdent) (Credential, error) {
 		return Credential{Token: NewSecret("old"), ExpiresAt: clk2.Now().Add(-time.Second)}, nil
 	}, clk2.Now, time.Minute)

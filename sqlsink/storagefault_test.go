@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
@@ -208,25 +209,6 @@ func (s *sfStore) PutFile(ctx context.Context, key, path string) error {
 	return s.call("PutFile", key, func() error { return s.Storage.PutFile(ctx, key, path) })
 }
 
-// sfClock is the storage circuit breaker's clock: the cooldown passes only
-// when the test says so.
-type sfClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *sfClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *sfClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // ---------------------------------------------------------------------------
 // A table on local disk or on versitygw, a provider whose storage faults
 // the test controls, and a fault-free reader.
@@ -236,7 +218,7 @@ type sfEnv struct {
 	srv      *s3test.Server // nil on local disk
 	id       catalogadapter.TableIdent
 	faults   *sfFaults
-	clock    *sfClock
+	clock    *clocktest.Clock
 	provider *deltalake.Provider
 	reader   delta.Storage // the table's storage, without faults
 	db       *sql.DB       // reads the table back
@@ -251,7 +233,7 @@ const (
 // storage options of the faulty provider (retries, breaker).
 func newSFEnv(t *testing.T, backend string, tune func(*sfEnv, *objectstore.Options)) *sfEnv {
 	t.Helper()
-	e := &sfEnv{t: t, faults: &sfFaults{}, clock: &sfClock{now: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}}
+	e := &sfEnv{t: t, faults: &sfFaults{}, clock: clocktest.New(time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))}
 	var so objectstore.Options
 	switch backend {
 	case sfLocal:

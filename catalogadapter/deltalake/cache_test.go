@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 )
 
 // The provider keeps the last snapshot of each table. These tests make
@@ -38,7 +39,7 @@ func uncachedFiles(t *testing.T, db *Provider, id catalogadapter.TableIdent) (in
 func TestCacheSeesOtherWriters(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	opts := testOptions(&fakeClock{now: t0})
+	opts := testOptions(clocktest.New(t0))
 	opts.CheckpointInterval = 3
 	p, other := New(db, opts), New(db, opts)
 	id := newTable(t, p, catalogadapter.TableDef{})
@@ -90,7 +91,7 @@ func TestCacheSeesOtherWriters(t *testing.T) {
 func TestCacheStaleLosesRace(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p, other := New(db, testOptions(&fakeClock{now: t0})), New(db, testOptions(&fakeClock{now: t0}))
+	p, other := New(db, testOptions(clocktest.New(t0))), New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	mine, theirs := writeRows(t, p, id, idRows(0, 3)), writeRows(t, other, id, idRows(3, 3))
 	var once sync.Once
@@ -123,7 +124,7 @@ func TestCacheStaleLosesRace(t *testing.T) {
 func TestCacheSeesForeignRemove(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p, other := New(db, testOptions(&fakeClock{now: t0})), New(db, testOptions(&fakeClock{now: t0}))
+	p, other := New(db, testOptions(clocktest.New(t0))), New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{writeRows(t, p, id, idRows(0, 4))}, catalogadapter.CommitOptions{Epoch: -1}); err != nil {
 		t.Fatal(err)
@@ -154,10 +155,10 @@ func TestCacheTableRecreated(t *testing.T) {
 	for _, by := range []string{"other", "self"} {
 		t.Run(by, func(t *testing.T) {
 			db := openDB(t)
-			p := New(db, testOptions(&fakeClock{now: t0}))
+			p := New(db, testOptions(clocktest.New(t0)))
 			creator := p
 			if by == "other" {
-				creator = New(db, testOptions(&fakeClock{now: t0}))
+				creator = New(db, testOptions(clocktest.New(t0)))
 			}
 			id := newTable(t, p, catalogadapter.TableDef{})
 			for e := int64(1); e <= 3; e++ {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestBackgroundCheckpoints(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	opts := testOptions(&fakeClock{now: t0})
+	opts := testOptions(clocktest.New(t0))
 	opts.CheckpointInterval, opts.BackgroundCheckpoints = 3, true
 	p := New(db, opts)
 	id := newTable(t, p, catalogadapter.TableDef{})
@@ -101,7 +102,7 @@ func TestBackgroundCheckpointFailureIsReported(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	var failing atomic.Bool
-	opts := testOptions(&fakeClock{now: t0})
+	opts := testOptions(clocktest.New(t0))
 	opts.CheckpointInterval, opts.BackgroundCheckpoints = 2, true
 	opts.WrapStorage = func(s delta.Storage) delta.Storage { return failCheckpoints{s, &failing} }
 	p := New(db, opts)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 )
 
 // FuzzProviderInputs feeds arbitrary table names, receipt metadata and file
@@ -16,7 +17,7 @@ import (
 func FuzzProviderInputs(f *testing.F) {
 	ctx := context.Background()
 	db := openDB(f)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(f, p, catalogadapter.TableDef{})
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{writeRows(f, p, id, idRows(0, 3))}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1}); err != nil {
 		f.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,29 +13,12 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 // t0 is the pinned clock of the tests.
 var t0 = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
-
-// fakeClock is a settable clock, safe for concurrent reads.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func openDB(t testing.TB) *sql.DB {
 	t.Helper()
@@ -51,7 +33,7 @@ func openDB(t testing.TB) *sql.DB {
 	return db
 }
 
-func testOptions(clock *fakeClock) Options {
+func testOptions(clock *clocktest.Clock) Options {
 	return Options{Now: clock.Now, BaseBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
@@ -21,7 +22,7 @@ var lake *s3test.Server
 func TestMain(m *testing.M) { os.Exit(s3test.RunMain(m, &lake)) }
 
 // s3Provider returns a provider whose object storage is the shared server.
-func s3Provider(t testing.TB, clock *fakeClock) *Provider {
+func s3Provider(t testing.TB, clock *clocktest.Clock) *Provider {
 	t.Helper()
 	so, err := objectstore.FromProperties(lake.Options())
 	if err != nil {
@@ -45,7 +46,7 @@ func s3Table(t testing.TB) catalogadapter.TableIdent {
 // protocol puts them.
 func TestObjectStorageRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: t0}
+	clock := clocktest.New(t0)
 	p := s3Provider(t, clock)
 	id := s3Table(t)
 	if err := p.CreateTable(ctx, id, catalogadapter.TableDef{Schema: ordersSchema()}); err != nil {

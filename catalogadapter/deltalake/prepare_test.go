@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 )
 
 // TestSessionTimeZone: StageSQL and ScanSQL switch the session they are
@@ -18,7 +19,7 @@ import (
 func TestSessionTimeZone(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{PartitionSpec: catalogadapter.PartitionSpec{
 		Fields: []catalogadapter.PartitionField{{Name: "ts", Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}}}}})
 	zone := func(c *sql.Conn) string {
@@ -93,7 +94,7 @@ func TestSessionTimeZone(t *testing.T) {
 func TestUnpartitionedTimeZone(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	want := time.Date(2025, 1, 1, 0, 30, 0, 0, time.UTC)
 	buf, err := openDB(t).Conn(ctx)
 	if err != nil {

@@ -18,12 +18,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 func TestCreateTableAndTableSpec(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: t0}
+	clock := clocktest.New(t0)
 	opts := testOptions(clock)
 	opts.CheckpointInterval = 7
 	p := New(openDB(t), opts)
@@ -151,7 +152,7 @@ func TestUnreadableTable(t *testing.T) {
 func TestWriteBatchCommitScan(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	clock := &fakeClock{now: t0}
+	clock := clocktest.New(t0)
 	p := New(db, testOptions(clock))
 	id := newTable(t, p, catalogadapter.TableDef{})
 
@@ -229,7 +230,7 @@ func TestWriteBatchCommitScan(t *testing.T) {
 func TestEmptyBatchAndMissingColumns(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 
 	r := writeRows(t, p, id, nil)
@@ -275,7 +276,7 @@ func TestEmptyBatchAndMissingColumns(t *testing.T) {
 
 func TestWriteBatchErrors(t *testing.T) {
 	ctx := context.Background()
-	p := New(openDB(t), testOptions(&fakeClock{now: t0}))
+	p := New(openDB(t), testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	build := func(fields []arrow.Field, fill func(b *array.RecordBuilder)) arrow.RecordBatch {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
@@ -351,7 +352,7 @@ func TestWriteBatchErrors(t *testing.T) {
 func TestStageSQL(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	buf, err := db.Conn(ctx)
 	if err != nil {
@@ -405,7 +406,7 @@ func TestStageSQL(t *testing.T) {
 func TestExactlyOnce(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 
 	r := writeRows(t, p, id, idRows(1, 3))
@@ -450,7 +451,7 @@ func TestExactlyOnce(t *testing.T) {
 func TestUpsertRemovesAndAdds(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{
 		Schema: arrow.NewSchema(append(ordersSchema().Fields(), arrow.Field{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true}), nil),
 		PartitionSpec: catalogadapter.PartitionSpec{Fields: []catalogadapter.PartitionField{
@@ -564,7 +565,7 @@ func TestUpsertRemovesAndAdds(t *testing.T) {
 func TestConcurrentBlindAppends(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	receipts := []catalogadapter.Receipt{writeRows(t, p, id, idRows(0, 50)), writeRows(t, p, id, idRows(50, 50))}
 
@@ -614,7 +615,7 @@ func TestConcurrentBlindAppends(t *testing.T) {
 func TestConcurrentRemovesConflict(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{writeRows(t, p, id, idRows(0, 10))}, catalogadapter.CommitOptions{Epoch: -1}); err != nil {
 		t.Fatal(err)
@@ -666,8 +667,8 @@ func TestConcurrentRemovesConflict(t *testing.T) {
 func TestRetryExhaustionAndRacingReplay(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
-	other := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
+	other := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 
 	// Another writer always gets in first: the loop gives up.
@@ -711,7 +712,7 @@ func TestRetryExhaustionAndRacingReplay(t *testing.T) {
 func TestBadReceipts(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	good := writeRows(t, p, id, idRows(0, 2))
 	var adds []*delta.Add
@@ -753,7 +754,7 @@ func TestBadReceipts(t *testing.T) {
 func TestScanSQLErrors(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	if _, err := p.ScanSQL(ctx, id, db, 5, nil); !errors.Is(err, catalogadapter.ErrInvalid) {
 		t.Errorf("future version: %v", err)
@@ -772,7 +773,7 @@ func TestScanSQLErrors(t *testing.T) {
 
 func TestSecurityContext(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: t0}
+	clock := clocktest.New(t0)
 	p := New(openDB(t), testOptions(clock))
 	id := catalogadapter.TableIdent{Name: filepath.Join(t.TempDir(), "t")}
 	sc, err := p.SecurityContext(ctx, id)
@@ -843,7 +844,7 @@ func (r tallRecord) NumRows() int64 { return r.RecordBatch.NumRows() + 1 }
 func TestEpochSurvivesCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	opts := testOptions(&fakeClock{now: t0})
+	opts := testOptions(clocktest.New(t0))
 	opts.CheckpointInterval = 2
 	p := New(db, opts)
 	id := newTable(t, p, catalogadapter.TableDef{})
@@ -875,7 +876,7 @@ func TestEpochSurvivesCheckpoint(t *testing.T) {
 
 func TestAppendOnlyTable(t *testing.T) {
 	ctx := context.Background()
-	p := New(openDB(t), testOptions(&fakeClock{now: t0}))
+	p := New(openDB(t), testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{Properties: map[string]string{"delta.appendOnly": "true"}})
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{writeRows(t, p, id, idRows(0, 2))}, catalogadapter.CommitOptions{Epoch: -1}); err != nil {
 		t.Fatal(err)
@@ -892,7 +893,7 @@ func TestAppendOnlyTable(t *testing.T) {
 func TestDiscard(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	files := func(r catalogadapter.Receipt) []string {
 		var adds []*delta.Add

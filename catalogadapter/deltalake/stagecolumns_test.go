@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/clocktest"
 )
 
 func col(name, typ string) catalogadapter.SourceColumn {
@@ -38,7 +39,7 @@ func (q *countingQuerier) ExecContext(ctx context.Context, query string, args ..
 func TestStageSQLKnownColumns(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	p := New(db, testOptions(&fakeClock{now: t0}))
+	p := New(db, testOptions(clocktest.New(t0)))
 	id := newTable(t, p, catalogadapter.TableDef{})
 	conn, err := db.Conn(ctx)
 	if err != nil {

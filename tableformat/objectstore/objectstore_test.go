@@ -18,6 +18,7 @@ import (
 	"gocloud.dev/blob/memblob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
@@ -473,7 +474,7 @@ func TestRetryCancelDuringBackoff(t *testing.T) {
 // TestRetryUnderBreaker: retries feed the breaker, and once it opens the
 // remaining attempts are refused without calling the store.
 func TestRetryUnderBreaker(t *testing.T) {
-	clk := newFakeClock()
+	clk := clocktest.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	b := NewBreaker(BreakerPolicy{Threshold: 3, Cooldown: time.Second, Now: clk.Now})
 	calls := 0
 	err := fastPolicy(10).do(context.Background(), b, "get k", func(context.Context) error { calls++; return errFlaky })
@@ -498,25 +499,6 @@ func TestRetryUnderBreaker(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Breaker
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestBreakerDefaults(t *testing.T) {
 	b := NewBreaker(BreakerPolicy{})
 	if b.p.Threshold != 5 || b.p.Cooldown != time.Second || b.p.MaxCooldown != 30*time.Second || b.p.Now == nil {
@@ -529,7 +511,7 @@ func TestBreakerDefaults(t *testing.T) {
 }
 
 func TestBreaker(t *testing.T) {
-	clk := newFakeClock()
+	clk := clocktest.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	b := NewBreaker(BreakerPolicy{Threshold: 3, Cooldown: time.Second, MaxCooldown: 4 * time.Second, Now: clk.Now})
 	fault := func(i int) { b.record(fmt.Errorf("dial tcp 127.0.0.1:1: connect: connection refused (%d)", i)) }
 	mustAllow := func(what string) {
@@ -621,7 +603,7 @@ func TestBreaker(t *testing.T) {
 // a caller's cancellation says nothing about the store.
 func TestBreakerAnswersAreNotFaults(t *testing.T) {
 	notFound, precondition := codedErrors(t)
-	clk := newFakeClock()
+	clk := clocktest.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	b := NewBreaker(BreakerPolicy{Threshold: 2, Now: clk.Now})
 	for range 10 {
 		b.record(notFound)
@@ -672,7 +654,7 @@ func TestBreakerAnswersAreNotFaults(t *testing.T) {
 // TestBreakerConcurrentProbe: of many callers arriving after the cooldown,
 // exactly one is let through as the probe.
 func TestBreakerConcurrentProbe(t *testing.T) {
-	clk := newFakeClock()
+	clk := clocktest.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	b := NewBreaker(BreakerPolicy{Threshold: 1, Now: clk.Now})
 	b.record(errFlaky)
 	clk.Advance(time.Hour)
@@ -991,7 +973,7 @@ func TestStoreOnVersitygw(t *testing.T) {
 func TestStoreOutage(t *testing.T) {
 	ctx := context.Background()
 	srv := s3test.Start(t)
-	clk := newFakeClock()
+	clk := clocktest.New(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := openStore(t, srv, "outage/t", func(o *Options) {
 		o.Retry = RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 2 * time.Millisecond, MaxTime: 10 * time.Second}
 		o.Breaker = BreakerPolicy{Threshold: 4, Cooldown: time.Second, Now: clk.Now}
