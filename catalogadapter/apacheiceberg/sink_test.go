@@ -3,24 +3,35 @@ package apacheiceberg
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // TestSinkAppendRollbackReplayRestart drives the epoch sink over an
-// Iceberg table: create on open, one snapshot per epoch with the epoch
-// record in its summary, rollback leaving nothing (no snapshot, no file),
-// a replay skipped, an explicit epoch, and a restarted sink that recovers
-// its last epoch from the snapshot ancestry. iceberg-go's scan on a fresh
-// catalog handle reads exactly what was committed.
+// Iceberg table, with the warehouse on the local disk and on a real S3
+// server (versitygw), the catalog on SQLite: create on open, one snapshot
+// per epoch with the epoch record in its summary, data files under the
+// table's location; a rollback that leaves nothing (no snapshot, no file,
+// on S3 no cached copy either); a replay skipped, an explicit epoch, and a
+// restarted sink, with an empty cache, that recovers its last epoch from
+// the snapshot ancestry. iceberg-go's scan on a fresh catalog handle and
+// DuckDB's read exactly what was committed, and every file left under the
+// table's location is a live one.
 func TestSinkAppendRollbackReplayRestart(t *testing.T) {
+	t.Run("local", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, localLake(t)) })
+	t.Run("s3", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, s3Lake(t, s3test.Start(t))) })
+}
+
+func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	p := openProvider(t, dir)
+	p := l.provider(t)
 	cfg := sinkConfig(t, p, "orders")
 	cfg.StateDir = t.TempDir()
 	s := openSink(t, cfg)
@@ -29,17 +40,24 @@ func TestSinkAppendRollbackReplayRestart(t *testing.T) {
 	if res.Skipped || res.Rows != 2 {
 		t.Fatalf("epoch 1: %+v", res)
 	}
-	snaps := snapshots(t, dir, ordersID)
+	snaps := l.snapshots(t, ordersID)
 	if len(snaps) != 1 {
 		t.Fatalf("%d snapshots after one epoch", len(snaps))
 	}
-	props := snaps[0].Summary.Properties
-	if props[icetable.SummaryWriterID] != "lakesql-orders" || props[icetable.SummaryEpoch] != "1" || snaps[0].SnapshotID != res.Version {
+	if props := snaps[0].Summary.Properties; props[icetable.SummaryWriterID] != "lakesql-orders" || props[icetable.SummaryEpoch] != "1" || snaps[0].SnapshotID != res.Version {
 		t.Fatalf("snapshot summary %v, version %d", props, res.Version)
 	}
-	files := parquetFiles(t, dir)
+	files := l.storedFiles(t, ordersID)
+	if len(files) == 0 || !slices.Equal(files, l.liveFiles(t, ordersID)) {
+		t.Fatalf("files %v, live files %v", files, l.liveFiles(t, ordersID))
+	}
+	if wh := l.props["warehouse"]; wh != "" {
+		if loc := l.table(t, ordersID).Location(); !strings.HasPrefix(loc, wh+"/") {
+			t.Fatalf("table at %s, not in the warehouse %s", loc, wh)
+		}
+	}
 
-	// Rollback: staged files are deleted, no snapshot.
+	// Rollback: the staged files are deleted, no snapshot.
 	if err := s.BeginEpoch(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -49,20 +67,40 @@ func TestSinkAppendRollbackReplayRestart(t *testing.T) {
 	if err := s.PreCommit(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	if len(parquetFiles(t, dir)) == len(files) {
+	staged := l.storedFiles(t, ordersID)
+	if len(staged) == len(files) {
 		t.Fatal("PreCommit staged no file")
+	}
+	// Files uploaded to S3 stay in the read cache until the commit.
+	var cached []string
+	if l.srv != nil {
+		for _, f := range staged {
+			if !slices.Contains(files, f) {
+				cached = append(cached, icetable.CachePath(p.cat.CacheDir(), f))
+			}
+		}
+	}
+	for _, c := range cached {
+		if _, err := os.Stat(c); err != nil {
+			t.Errorf("staged file is not in the cache: %v", err)
+		}
 	}
 	if err := s.RollbackEpoch(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := parquetFiles(t, dir); !slices.Equal(got, files) {
+	if got := l.storedFiles(t, ordersID); !slices.Equal(got, files) {
 		t.Fatalf("rollback left files: %v", got)
 	}
-	if n := len(snapshots(t, dir, ordersID)); n != 1 {
+	for _, c := range cached {
+		if _, err := os.Stat(c); !os.IsNotExist(err) {
+			t.Errorf("the cached copy %s of a discarded file is still there: %v", c, err)
+		}
+	}
+	if n := len(l.snapshots(t, ordersID)); n != 1 {
 		t.Fatalf("%d snapshots after rollback", n)
 	}
 
-	// A replay of epoch 1 is skipped; the next epoch lands.
+	// A replay of epoch 1 is skipped; the next epochs land.
 	if res := epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1.5, Region: "eu"})); !res.Skipped {
 		t.Fatalf("replay of epoch 1: %+v", res)
 	}
@@ -72,8 +110,13 @@ func TestSinkAppendRollbackReplayRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Restart: a new provider and sink recover epoch 42 from the table.
-	p2 := openProvider(t, dir)
+	// Restart, with an empty cache: a new provider and sink recover epoch 42.
+	cat2, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: l.dir, CacheDir: t.TempDir(), Properties: l.props})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat2.Close()
+	p2 := New(cat2, Options{})
 	cfg2 := sinkConfig(t, p2, "orders")
 	cfg2.Schema = nil // attach
 	cfg2.StateDir = cfg.StateDir
@@ -86,14 +129,17 @@ func TestSinkAppendRollbackReplayRestart(t *testing.T) {
 	}
 	want := rowStrings(row{ID: 1, Amount: 1.5, Region: "eu"}, row{ID: 2, Amount: 2.5, Region: "us"},
 		row{ID: 3, Amount: 3, Region: "eu"}, row{ID: 4, Amount: 4, Region: "us"})
-	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
 	if got := duckRows(t, p2); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	if n := len(snapshots(t, dir, ordersID)); n != 3 {
+	if n := len(l.snapshots(t, ordersID)); n != 3 {
 		t.Fatalf("%d snapshots, want 3 (epochs 1, 2, 42)", n)
+	}
+	if got, live := l.storedFiles(t, ordersID), l.liveFiles(t, ordersID); !slices.Equal(got, live) {
+		t.Fatalf("files %v, live files %v", got, live)
 	}
 }
 
