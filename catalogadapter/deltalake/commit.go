@@ -136,7 +136,7 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 		out = append(out, delta.Action{Txn: &delta.Txn{AppID: opts.WriterID, Version: opts.Epoch, LastUpdated: &now}})
 	}
 	if len(removes) > 0 {
-		if snap.Metadata.Configuration["delta.appendOnly"] == "true" {
+		if snap.Metadata.AppendOnly() {
 			return nil, fmt.Errorf("%w: the table is append-only (delta.appendOnly): files cannot be removed", catalogadapter.ErrInvalid)
 		}
 		root := snap.Table().Storage().URI()

@@ -92,7 +92,17 @@ type Metadata struct {
 // Format names the data file format; it is always parquet.
 type Format struct {
 	Provider string            `json:"provider"`
-	Options  map[string]string `json:"options,omitempty"`
+	Options  map[string]string `json:"options"`
+}
+
+// MarshalJSON writes options as {} when there are none, as Spark does:
+// some readers require the field.
+func (f Format) MarshalJSON() ([]byte, error) {
+	type plain Format
+	if f.Options == nil {
+		f.Options = map[string]string{}
+	}
+	return json.Marshal(plain(f))
 }
 
 // Protocol is the table's protocol action.

@@ -473,3 +473,17 @@ func FuzzParseActions(f *testing.F) {
 		}
 	})
 }
+
+// TestFormatOptionsAlwaysWritten: metaData.format.options is written as {}
+// when empty or nil, as Spark writes it.
+func TestFormatOptionsAlwaysWritten(t *testing.T) {
+	for _, opts := range []map[string]string{nil, {}} {
+		data, err := EncodeActions([]Action{{MetaData: &Metadata{ID: "x", Format: Format{Provider: "parquet", Options: opts}, SchemaString: "{}"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"format":{"provider":"parquet","options":{}}`) {
+			t.Errorf("options %v encoded as %s", opts, data)
+		}
+	}
+}

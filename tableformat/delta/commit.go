@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +61,7 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 	if _, err := checkpointInterval(md.Configuration); err != nil {
 		return nil, fmt.Errorf("create table: %w", err)
 	}
-	proto := &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	proto := createProtocol(opts.Schema, md.Configuration)
 	txnID := uuid.NewString()
 	actions := []Action{
 		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
@@ -80,6 +81,49 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 		return nil, fmt.Errorf("create table: %w", err)
 	}
 	return NewTable(store).At(ctx, 0)
+}
+
+// createProtocol is the least protocol a new table needs: reader 1 and
+// writer 2 (appendOnly and invariants, which we honour by never adding
+// invariants), unless a column is a timestamp without time zone, which the
+// protocol allows only on reader 3 / writer 7 tables that name the
+// timestampNtz feature in both lists. At writer 7 appendOnly is active only
+// when listed, so an append-only table lists it.
+func createProtocol(schema *StructType, conf map[string]string) *Protocol {
+	if !hasType(schema, TypeTimestampNTZ) {
+		return &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
+	}
+	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+	if (&Metadata{Configuration: conf}).AppendOnly() {
+		p.WriterFeatures = append(p.WriterFeatures, "appendOnly")
+	}
+	return p
+}
+
+// hasType reports whether t is, or holds at any depth, the type want.
+func hasType(t DataType, want PrimitiveType) bool {
+	switch t := t.(type) {
+	case PrimitiveType:
+		return t == want
+	case *StructType:
+		for _, f := range t.Fields {
+			if hasType(f.Type, want) {
+				return true
+			}
+		}
+	case *ArrayType:
+		return hasType(t.ElementType, want)
+	case *MapType:
+		return hasType(t.KeyType, want) || hasType(t.ValueType, want)
+	}
+	return false
+}
+
+// AppendOnly reports whether the table is append-only (delta.appendOnly,
+// read as Spark reads a boolean: in any case).
+func (m *Metadata) AppendOnly() bool {
+	return strings.EqualFold(m.Configuration["delta.appendOnly"], "true")
 }
 
 func validatePartitionColumns(schema *StructType, cols []string) error {
@@ -268,7 +312,7 @@ func entryTxnID(data []byte) string {
 
 // checkActions refuses actions this table must not receive.
 func (s *Snapshot) checkActions(actions []Action) error {
-	appendOnly := s.Metadata.Configuration["delta.appendOnly"] == "true"
+	appendOnly := s.Metadata.AppendOnly()
 	for _, a := range actions {
 		switch {
 		case a.CommitInfo != nil:

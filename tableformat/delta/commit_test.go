@@ -910,3 +910,49 @@ func TestCommitCheckpoint(t *testing.T) {
 	}
 	ctNoTempFiles(t, store)
 }
+
+// TestCreateProtocolForTimestampNtz: the protocol lets a table hold a
+// timestamp without time zone only at reader 3 / writer 7 with the
+// timestampNtz feature in both lists; other tables stay at reader 1 /
+// writer 2. At writer 7 append-only is a listed feature. We still write
+// and read such a table.
+func TestCreateProtocolForTimestampNtz(t *testing.T) {
+	ctx := context.Background()
+	ntz := []string{"timestampNtz"}
+	for _, tc := range []struct {
+		name  string
+		typ   DataType
+		conf  map[string]string
+		wantP Protocol
+	}{
+		{"no ntz", TypeTimestamp, nil, Protocol{MinReaderVersion: 1, MinWriterVersion: 2}},
+		{"ntz", TypeTimestampNTZ, nil, Protocol{3, 7, ntz, ntz}},
+		{"nested ntz", &ArrayType{ElementType: &StructType{Fields: []*StructField{{Name: "at", Type: TypeTimestampNTZ, Nullable: true}}}, ContainsNull: true}, nil, Protocol{3, 7, ntz, ntz}},
+		{"ntz append-only", TypeTimestampNTZ, map[string]string{"delta.appendOnly": "TRUE"}, Protocol{3, 7, ntz, []string{"timestampNtz", "appendOnly"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, err := NewLocalStorage(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := &StructType{Fields: []*StructField{{Name: "id", Type: TypeLong, Nullable: true}, {Name: "at", Type: tc.typ, Nullable: true}}}
+			snap, err := Create(ctx, store, CreateOptions{Schema: schema, Configuration: tc.conf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantP, snap.Protocol); diff != "" {
+				t.Fatalf("protocol (-want +got):\n%s", diff)
+			}
+			if err := CheckWritable(snap.Protocol); err != nil {
+				t.Fatalf("our own table is not writable: %v", err)
+			}
+			if _, err := snap.Commit(ctx, []Action{{Add: &Add{Path: "a.parquet", PartitionValues: map[string]*string{}, Size: 1, DataChange: true}}}, CommitOptions{}); err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+			got, err := NewTable(store).Latest(ctx)
+			if err != nil || got.Version != 1 || len(got.Files()) != 1 {
+				t.Fatalf("read back: %v", err)
+			}
+		})
+	}
+}

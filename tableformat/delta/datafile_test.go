@@ -133,3 +133,49 @@ func TestWriteFilesFailureLeavesNoFiles(t *testing.T) {
 		t.Fatalf("%d files left after a failed write: %v", len(left), left[:1])
 	}
 }
+
+// TestStatsOfFloatsWithNaN: DuckDB leaves NaN out of a float column's min
+// and max (and says has_nan); Spark orders NaN above every number, so a
+// file holding NaN and 5 must not claim max 5, or readers skip it for
+// x > 6 and for NaN. Such a column gets no bounds, its null count stays.
+func TestStatsOfFloatsWithNaN(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	store, err := NewLocalStorage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := &StructType{Fields: []*StructField{
+		{Name: "id", Type: TypeLong, Nullable: true},
+		{Name: "x", Type: TypeDouble, Nullable: true},
+		{Name: "f", Type: TypeFloat, Nullable: true},
+	}}
+	snap, err := Create(ctx, store, CreateOptions{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adds, err := snap.WriteFiles(ctx, db, `SELECT * FROM (VALUES (1, 'NaN'::DOUBLE, 1::FLOAT), (2, 5.0::DOUBLE, 'NaN'::FLOAT), (3, NULL, 2::FLOAT)) v(id, x, f)`, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(adds) != 1 {
+		t.Fatalf("%d files, want 1", len(adds))
+	}
+	var st struct {
+		MinValues, MaxValues, NullCount map[string]any
+	}
+	if err := json.Unmarshal([]byte(adds[0].Stats), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"x", "f"} {
+		if v, ok := st.MaxValues[c]; ok {
+			t.Errorf("stats %s: maxValues.%s = %v for a column holding NaN, want none", adds[0].Stats, c, v)
+		}
+		if v, ok := st.MinValues[c]; ok {
+			t.Errorf("stats %s: minValues.%s = %v for a column holding NaN, want none", adds[0].Stats, c, v)
+		}
+	}
+	if st.MinValues["id"] != float64(1) || st.MaxValues["id"] != float64(3) || st.NullCount["x"] != float64(1) {
+		t.Errorf("stats %s: want id 1..3 and one null x", adds[0].Stats)
+	}
+}

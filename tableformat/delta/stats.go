@@ -150,6 +150,7 @@ func fileStats(schema *StructType, parts map[string]bool, numRecords int64, colS
 			return "", err
 		}
 		var minS, maxS *string
+		hasNaN := false
 		for _, kv := range st {
 			s, _ := kv.value.(string)
 			switch kv.key {
@@ -157,6 +158,8 @@ func fileStats(schema *StructType, parts map[string]bool, numRecords int64, colS
 				minS = &s
 			case "max":
 				maxS = &s
+			case "has_nan":
+				hasNaN = s == "true"
 			case "null_count":
 				n, err := strconv.ParseInt(s, 10, 64)
 				if err != nil {
@@ -164,6 +167,13 @@ func fileStats(schema *StructType, parts map[string]bool, numRecords int64, colS
 				}
 				setPath(nulls, path, n)
 			}
+		}
+		// DuckDB leaves NaN out of a float column's min and max; Spark
+		// orders NaN above every number, so a max without it would let a
+		// reader skip the file for a NaN, or for anything above the max.
+		// No bound skips nothing.
+		if hasNaN {
+			minS, maxS = nil, nil
 		}
 		if minS != nil {
 			if v, ok := statValue(leaf, *minS, false); ok {
