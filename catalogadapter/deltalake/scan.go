@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/tableformat/delta"
@@ -26,9 +28,9 @@ func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int
 	// physical column names.
 	mode := snap.Metadata.Configuration["delta.columnMapping.mode"]
 	mapped := mode != "" && mode != "none"
-	logical := map[string]string{}
+	logical := map[string]*delta.StructField{}
 	for _, f := range schema.Fields {
-		logical[physicalName(f, mapped)] = f.Name
+		logical[physicalName(f, mapped)] = f
 	}
 	out := make([]catalogadapter.DataFile, 0, len(snap.Files()))
 	for _, a := range snap.Files() {
@@ -71,7 +73,10 @@ func physicalName(f *delta.StructField, mapped bool) string {
 
 // bounds reads the top-level minValues and maxValues of a file's stats,
 // renamed to logical column names. Nested columns and nulls have no bound.
-func bounds(stats string, logical map[string]string) (minV, maxV map[string]any) {
+// A float column's bound is the float32 its text stands for: read as a
+// float64, "1.1" is below the float32 1.1 it bounds, and an upsert of that
+// key would skip the file that holds it.
+func bounds(stats string, logical map[string]*delta.StructField) (minV, maxV map[string]any) {
 	if stats == "" {
 		return nil, nil
 	}
@@ -79,21 +84,38 @@ func bounds(stats string, logical map[string]string) (minV, maxV map[string]any)
 		MinValues map[string]any `json:"minValues"`
 		MaxValues map[string]any `json:"maxValues"`
 	}
-	if err := json.Unmarshal([]byte(stats), &st); err != nil {
+	dec := json.NewDecoder(strings.NewReader(stats))
+	dec.UseNumber()
+	if err := dec.Decode(&st); err != nil {
 		return nil, nil
 	}
 	pick := func(m map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range m {
-			name, ok := logical[k]
+			f, ok := logical[k]
 			if !ok {
 				continue
 			}
-			switch v.(type) {
+			switch x := v.(type) {
 			case nil, map[string]any, []any:
 				continue
+			case json.Number:
+				bits := 64
+				if f.Type == delta.TypeFloat {
+					bits = 32
+				}
+				n, err := strconv.ParseFloat(x.String(), bits)
+				if err != nil {
+					continue
+				}
+				if bits == 32 {
+					out[f.Name] = float32(n)
+				} else {
+					out[f.Name] = n
+				}
+				continue
 			}
-			out[name] = v
+			out[f.Name] = v
 		}
 		return out
 	}
