@@ -243,9 +243,13 @@ func (b *buffer) materialize(ctx context.Context) error {
 	if len(b.pending) == 0 {
 		return nil
 	}
-	err := b.insert(ctx, b.pending, false)
+	// A failed INSERT takes none of them: they stay pending, since the
+	// Writes that brought them succeeded.
+	if err := b.insert(ctx, b.pending, false); err != nil {
+		return err
+	}
 	b.releasePending()
-	return err
+	return nil
 }
 
 func (b *buffer) releasePending() {
@@ -325,6 +329,10 @@ func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
 			}
 			continue
 		}
+		if isKey[c.name] && roundsToInteger(rec.Schema().Field(idx[0]).Type, c.duckType) {
+			return fmt.Errorf("%w: key column %q is %s: %s values would be rounded, and distinct keys merged",
+				ErrBadRow, c.name, c.duckType, rec.Schema().Field(idx[0]).Type)
+		}
 		col := rec.Column(idx[0])
 		if col.NullN() == 0 {
 			continue
@@ -342,6 +350,24 @@ func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
 		}
 	}
 	return nil
+}
+
+// roundsToInteger tells whether DuckDB's cast of from into the integer
+// type duckType would round (floats and decimals do). Values of other
+// columns are rounded as MySQL rounds them; a key's must not be, since
+// rounding makes distinct keys one.
+func roundsToInteger(from arrow.DataType, duckType string) bool {
+	switch duckType {
+	case "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+		"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT":
+	default:
+		return false
+	}
+	switch from.ID() {
+	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL32, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DECIMAL256:
+		return true
+	}
+	return false
 }
 
 func hasUpsert(ops []Op) bool {

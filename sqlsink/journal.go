@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,13 +16,22 @@ import (
 
 // journal remembers the files an epoch has staged but not committed, so
 // that a sink reopened after a crash deletes what the crashed run left
-// behind. It lives in the sink's state directory; without one, a crash can
-// leave invisible staged files that only a VACUUM removes.
+// behind. It lives in the sink's state directory, one per writer id and
+// table (sinks of several tables may share a writer id and a directory);
+// without one, a crash can leave invisible staged files that only a
+// VACUUM removes.
 type journal struct {
 	path string // "" when the sink has no state directory
 }
 
-func newJournal(stateDir, writerID string) journal {
+// journalEntry is what a journal file holds: the epoch whose files they
+// are (0 when epochs are not recorded) and their receipts.
+type journalEntry struct {
+	Epoch    int64                    `json:"epoch"`
+	Receipts []catalogadapter.Receipt `json:"receipts"`
+}
+
+func newJournal(stateDir, writerID string, table catalogadapter.TableIdent) journal {
 	if stateDir == "" {
 		return journal{}
 	}
@@ -31,21 +41,24 @@ func newJournal(stateDir, writerID string) journal {
 		}
 		return r
 	}, writerID)
-	return journal{path: filepath.Join(stateDir, "staged-"+safe+".json")}
+	h := fnv.New64a()
+	h.Write([]byte(table.String()))
+	return journal{path: filepath.Join(stateDir, fmt.Sprintf("staged-%s-%016x.json", safe, h.Sum64()))}
 }
 
-// record writes the staged receipts before anything depends on them being
-// cleaned up. It does not sync: the journal only finds invisible files to
-// delete, so one lost to a power cut leaves such files for VACUUM, never a
-// wrong table, and a sync would cost every commit a disk flush.
-func (j journal) record(receipts []catalogadapter.Receipt) error {
+// record writes the staged receipts of epoch before anything depends on
+// them being cleaned up. It does not sync: the journal only finds
+// invisible files to delete, so one lost to a power cut leaves such files
+// for VACUUM, never a wrong table, and a sync would cost every commit a
+// disk flush.
+func (j journal) record(epoch int64, receipts []catalogadapter.Receipt) error {
 	if j.path == "" {
 		return nil
 	}
 	if len(receipts) == 0 {
 		return j.clear()
 	}
-	data, err := json.Marshal(receipts)
+	data, err := json.Marshal(journalEntry{Epoch: epoch, Receipts: receipts})
 	if err != nil {
 		return err
 	}
@@ -75,8 +88,11 @@ func (j journal) clear() error {
 }
 
 // recover discards what a previous run staged and never committed. The
-// backend's Discard keeps files that a commit did make live.
-func (j journal) recover(ctx context.Context, p catalogadapter.Provider, id catalogadapter.TableIdent) error {
+// backend's Discard keeps files that the latest version holds; but when
+// the journal's epoch is known to have landed (landed reports it), its
+// files are committed and nothing is discarded: a later version may have
+// removed one, and the version that added it still names it.
+func (j journal) recover(ctx context.Context, p catalogadapter.Provider, id catalogadapter.TableIdent, landed func(epoch int64) bool) error {
 	if j.path == "" {
 		return nil
 	}
@@ -87,13 +103,16 @@ func (j journal) recover(ctx context.Context, p catalogadapter.Provider, id cata
 	if err != nil {
 		return fmt.Errorf("staging journal: %w", err)
 	}
-	var receipts []catalogadapter.Receipt
-	if err := json.Unmarshal(data, &receipts); err != nil {
+	var e journalEntry
+	if err := json.Unmarshal(data, &e); err != nil {
 		// A torn journal names nothing we can trust; drop it.
 		return j.clear()
 	}
-	if d, ok := p.(catalogadapter.Discarder); ok && len(receipts) > 0 {
-		if err := d.Discard(ctx, id, receipts); err != nil {
+	if e.Epoch > 0 && landed(e.Epoch) {
+		return j.clear()
+	}
+	if d, ok := p.(catalogadapter.Discarder); ok && len(e.Receipts) > 0 {
+		if err := d.Discard(ctx, id, e.Receipts); err != nil {
 			return fmt.Errorf("discard files staged before a crash: %w", err)
 		}
 	}

@@ -46,6 +46,10 @@ type Sink struct {
 	staged  []catalogadapter.Receipt
 	removes []string
 	skip    bool
+	// unprepared: a conflict discarded the staged merge and its redo has
+	// not succeeded yet; the next CommitEpoch must redo it before
+	// committing, or it would commit an empty epoch.
+	unprepared bool
 	// readsTable: the epoch's copy-on-write merge read the table at
 	// readVersion (a backend's version; -1 may mean "no data yet"); the
 	// commit must conflict with data added since.
@@ -125,8 +129,9 @@ func (s *Sink) open(ctx context.Context) error {
 			return fmt.Errorf("recover last epoch: %w", err)
 		}
 	}
-	s.journal = newJournal(s.cfg.StateDir, s.cfg.WriterID)
-	if err := s.journal.recover(ctx, p, id); err != nil {
+	s.journal = newJournal(s.cfg.StateDir, s.cfg.WriterID, id)
+	landed := func(e int64) bool { return ok && e <= last }
+	if err := s.journal.recover(ctx, p, id, landed); err != nil {
 		return err
 	}
 	buf, err := openBuffer(ctx, s.cfg, spec.Schema)
@@ -196,7 +201,7 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err != nil {
 		return err
 	}
-	s.skip, s.staged, s.removes, s.readsTable = skip, nil, nil, false
+	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = skip, nil, nil, false, false
 	return nil
 }
 
@@ -233,13 +238,16 @@ func (s *Sink) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if drop {
 		return nil
 	}
-	if err := s.buf.append(ctx, rec, ops, s.cfg.Now()); err != nil {
-		return fmt.Errorf("write to epoch %d: %w", e, err)
-	}
+	// A due flush runs before the batch is taken, not after: when it
+	// fails, the batch is not taken (the caller may send it again) and
+	// the rows of earlier batches stay buffered.
 	if s.cfg.Mode == ModeAppend && s.flushDue() {
-		if err := s.stageBuffer(ctx); err != nil {
+		if err := s.stageBuffer(ctx, e); err != nil {
 			return fmt.Errorf("flush epoch %d: %w", e, err)
 		}
+	}
+	if err := s.buf.append(ctx, rec, ops, s.cfg.Now()); err != nil {
+		return fmt.Errorf("write to epoch %d: %w", e, err)
 	}
 	return nil
 }
@@ -250,8 +258,11 @@ func (s *Sink) flushDue() bool {
 		(b.rows > 0 && s.cfg.Now().Sub(b.first) >= s.cfg.FlushAge)
 }
 
-// stageBuffer writes the buffered rows as invisible data files.
-func (s *Sink) stageBuffer(ctx context.Context) error {
+// stageBuffer writes the buffered rows of epoch e as invisible data files.
+// The rows leave the buffer exactly when their files are staged and
+// journaled: a flush that fails keeps them buffered, and one that is
+// retried does not stage them twice.
+func (s *Sink) stageBuffer(ctx context.Context, e int64) error {
 	if s.buf.rows == 0 {
 		return nil
 	}
@@ -264,14 +275,20 @@ func (s *Sink) stageBuffer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.staged = append(s.staged, r)
-	s.counters.flushes.Add(1)
-	if err := s.journal.record(s.staged); err != nil {
+	if err := s.journal.record(e, append(s.staged, r)); err != nil {
+		s.discardFiles(ctx, []catalogadapter.Receipt{r})
 		return err
 	}
-	// The rows are staged: clearing must not be cut short by the caller's
-	// context, or a retried PreCommit would stage them twice.
-	return s.buf.clear(context.WithoutCancel(ctx))
+	s.staged = append(s.staged, r)
+	s.counters.flushes.Add(1)
+	// Clearing must not be cut short by the caller's context; if it fails
+	// all the same, the staged rows are still buffered and any further
+	// flush would stage them twice, so the sink stops.
+	if err := s.buf.clear(context.WithoutCancel(ctx)); err != nil {
+		s.m.Fail(err.Error())
+		return err
+	}
+	return nil
 }
 
 func (s *Sink) stage(ctx context.Context, src catalogadapter.Source) (catalogadapter.Receipt, error) {
@@ -292,23 +309,27 @@ func (s *Sink) PreCommit(ctx context.Context, e int64) error {
 		return err
 	}
 	if !s.skip {
-		if err := s.prepare(ctx); err != nil {
+		if err := s.prepare(ctx, e); err != nil {
 			return fmt.Errorf("precommit epoch %d: %w", e, err)
 		}
 	}
 	return s.m.PreCommit(e)
 }
 
-func (s *Sink) prepare(ctx context.Context) error {
+func (s *Sink) prepare(ctx context.Context, e int64) error {
 	if s.cfg.Mode == ModeAppend {
-		return s.stageBuffer(ctx)
+		return s.stageBuffer(ctx, e)
 	}
 	receipts, removes, err := s.mergeUpsert(ctx)
 	if err != nil {
 		return err
 	}
+	if err := s.journal.record(e, receipts); err != nil {
+		s.discardFiles(ctx, receipts)
+		return err
+	}
 	s.staged, s.removes = receipts, removes
-	return s.journal.record(s.staged)
+	return nil
 }
 
 // maxMergeRedos bounds how often an upsert redoes its merge after writers
@@ -360,6 +381,12 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 	if s.skip {
 		return CommitResult{Skipped: true, Version: s.counters.lastVersion.Load()}, nil
 	}
+	if s.unprepared {
+		if err := s.prepare(ctx, e); err != nil {
+			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
+		}
+		s.unprepared = false
+	}
 	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Removes: s.removes, Operation: "WRITE"}
 	if s.cfg.Delivery == AtLeastOnce {
 		opts.Epoch = -1
@@ -393,12 +420,14 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		// writers upserting the same keys fall out of step.
 		s.counters.conflicts.Add(1)
 		s.discard(ctx)
+		s.unprepared = true
 		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(20*time.Millisecond, time.Second, redo)); err != nil {
 			return CommitResult{}, err
 		}
-		if err := s.prepare(ctx); err != nil {
+		if err := s.prepare(ctx, e); err != nil {
 			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
 		}
+		s.unprepared = false
 		opts.Removes = s.removes
 	}
 }
@@ -420,12 +449,20 @@ func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
 
 // discard deletes the epoch's staged files.
 func (s *Sink) discard(ctx context.Context) {
-	if d, ok := s.cfg.Provider.(catalogadapter.Discarder); ok && len(s.staged) > 0 {
-		if err := d.Discard(context.WithoutCancel(ctx), s.cfg.Table, s.staged); err == nil {
-			s.journal.clear()
-		}
+	if s.discardFiles(ctx, s.staged) {
+		s.journal.clear()
 	}
 	s.staged, s.removes = nil, nil
+}
+
+// discardFiles deletes staged files, whatever the context, and reports
+// whether they are gone. Files it cannot delete are invisible to readers.
+func (s *Sink) discardFiles(ctx context.Context, rs []catalogadapter.Receipt) bool {
+	d, ok := s.cfg.Provider.(catalogadapter.Discarder)
+	if !ok || len(rs) == 0 {
+		return false
+	}
+	return d.Discard(context.WithoutCancel(ctx), s.cfg.Table, rs) == nil
 }
 
 // Close discards an open epoch and releases the buffer.
