@@ -31,10 +31,11 @@ const SummaryOperation = "lakesql.operation"
 //     this writer's epoch (or a later one) the commit is skipped; when it
 //     is this very call's snapshot (an attempt whose answer was lost), it
 //     succeeded;
-//  3. re-validates: staged files must still fit the table's partition spec
-//     and schema, files to remove must still be live (else ErrConflict: the
-//     caller redoes its merge); blind appends and equality-delete row
-//     deltas need nothing more;
+//  3. re-validates: staged files must still exist (checked once: else
+//     ErrInvalid, and nothing is committed) and fit the table's partition
+//     spec and schema, files to remove must still be live (else
+//     ErrConflict: the caller redoes its merge); blind appends and
+//     equality-delete row deltas need nothing more;
 //  4. commits one snapshot pinned to the head it loaded
 //     (AssertRefSnapshotID), and on a lost race backs off and goes round
 //     again, at most MaxRetries times, then gives up with ErrConflict.
@@ -87,6 +88,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if opts.ReadsTable {
 			if why := addedSince(tbl, opts.ReadVersion); why != "" {
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
+			}
+		}
+		if attempt == 0 { // files do not come back: once is enough
+			if err := icetable.CheckStaged(ctx, tbl, staged); err != nil {
+				return fail(err)
 			}
 		}
 		change := icetable.Change{Removes: opts.Removes, Summary: summary, CheckDuplicates: !recordEpoch}
@@ -253,10 +259,13 @@ func (p *Provider) removePaths(ctx context.Context, tbl *table.Table, paths []st
 
 // addedSince tells why tbl holds data that the snapshot read (-1: none,
 // the table was empty) did not: a later snapshot added data files, which
-// may hold keys a copy-on-write merge did not see. Writers leave
-// added-data-files out of a summary when it is zero; a snapshot without a
-// summary, or a read snapshot no longer among the current one's ancestors,
-// counts as a change.
+// may hold keys a copy-on-write merge did not see, or delete files
+// (another writer's merge-on-read DELETE or upsert), which may delete rows
+// of the files the merge rewrites: the rewritten copies, newer than the
+// deletes, would bring those rows back. Writers leave the added-* counts
+// out of a summary when they are zero; a snapshot without a summary, or a
+// read snapshot no longer among the current one's ancestors, counts as a
+// change.
 func addedSince(tbl *table.Table, read int64) string {
 	md := tbl.Metadata()
 	s := tbl.CurrentSnapshot()
@@ -267,8 +276,8 @@ func addedSince(tbl *table.Table, read int64) string {
 		if s.Summary == nil {
 			return fmt.Sprintf("snapshot %d, after snapshot %d which this merge read, has no summary", s.SnapshotID, read)
 		}
-		if n := s.Summary.Properties["added-data-files"]; n != "" && n != "0" {
-			return fmt.Sprintf("snapshot %d added %s data file(s) after snapshot %d, which this merge read", s.SnapshotID, n, read)
+		if why := addedFiles(s.Summary.Properties); why != "" {
+			return fmt.Sprintf("snapshot %d added %s after snapshot %d, which this merge read", s.SnapshotID, why, read)
 		}
 		if s.ParentSnapshotID == nil {
 			break
@@ -277,6 +286,29 @@ func addedSince(tbl *table.Table, read int64) string {
 	}
 	if s == nil || (s.SnapshotID != read && read != -1) {
 		return fmt.Sprintf("snapshot %d, which this merge read, is no longer an ancestor of the current one", read)
+	}
+	return ""
+}
+
+// addedCounts are the snapshot-summary counts of files a copy-on-write
+// merge must not race with, and what they count. added-delete-files covers
+// position, equality and deletion-vector files; the finer counts are
+// there for writers that give only those.
+var addedCounts = []struct{ key, what string }{
+	{"added-data-files", "data file(s)"},
+	{"added-delete-files", "delete file(s)"},
+	{"added-position-delete-files", "position-delete file(s)"},
+	{"added-equality-delete-files", "equality-delete file(s)"},
+	{"added-dvs", "deletion vector(s)"},
+}
+
+// addedFiles names the first nonzero addedCounts entry of a summary ("":
+// none).
+func addedFiles(props map[string]string) string {
+	for _, c := range addedCounts {
+		if n := props[c.key]; n != "" && n != "0" {
+			return n + " " + c.what
+		}
 	}
 	return ""
 }

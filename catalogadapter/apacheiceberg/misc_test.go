@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,8 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	iceio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/s3test"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -267,5 +270,58 @@ func TestWriteBatchConforms(t *testing.T) {
 	defer rb.Release()
 	if _, err := p.WriteBatch(ctx, ordersID, rb); !errors.Is(err, catalogadapter.ErrInvalid) {
 		t.Fatalf("unknown column: %v, want ErrInvalid", err)
+	}
+}
+
+// TestCommitRefusesMissingStagedFile: a staged file that is gone by commit
+// time (a cleanup, a recovery that discarded it, a lost upload), or is no
+// longer what was staged, fails the commit with ErrInvalid and nothing is
+// committed, on a local and an S3 warehouse; the files that are there
+// still commit.
+func TestCommitRefusesMissingStagedFile(t *testing.T) {
+	t.Run("local", func(t *testing.T) { testCommitRefusesMissingStagedFile(t, localLake(t)) })
+	t.Run("s3", func(t *testing.T) { testCommitRefusesMissingStagedFile(t, s3Lake(t, s3test.Start(t))) })
+}
+
+func testCommitRefusesMissingStagedFile(t *testing.T, l lake) {
+	ctx := context.Background()
+	p := l.provider(t)
+	createOrders(t, p)
+	fsys, err := l.table(t, ordersID).FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := fsys.(iceio.WriteFileIO)
+	for _, spoil := range []struct {
+		name string
+		do   func(path string) error
+	}{
+		{"missing", w.Remove},
+		{"has 1 bytes", func(path string) error { return w.WriteFile(path, []byte("x")) }},
+	} {
+		lost, kept := stage(t, p, row{ID: 1, Region: "x"}), stage(t, p, row{ID: 2, Region: "y"})
+		staged, err := decodeReceipts([]catalogadapter.Receipt{lost})
+		if err != nil || len(staged) != 1 {
+			t.Fatalf("decode receipt: %v %v", staged, err)
+		}
+		if err := spoil.do(staged[0].Path); err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Commit(ctx, ordersID, []catalogadapter.Receipt{kept, lost}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1})
+		if !errors.Is(err, catalogadapter.ErrInvalid) || !strings.Contains(err.Error(), spoil.name) {
+			t.Fatalf("commit with a spoilt staged file: %v, want ErrInvalid (%s)", err, spoil.name)
+		}
+		if snaps := l.snapshots(t, ordersID); len(snaps) != 0 {
+			t.Fatalf("the refused commit made snapshot %v", snaps[len(snaps)-1].Summary)
+		}
+		if err := p.Discard(ctx, ordersID, []catalogadapter.Receipt{kept, lost}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Commit(ctx, ordersID, []catalogadapter.Receipt{stage(t, p, row{ID: 3, Region: "z"})}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.rows(t, ordersID), rowStrings(row{ID: 3, Region: "z"}); !slices.Equal(got, want) {
+		t.Fatalf("rows %q, want %q", got, want)
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/sqlsink"
@@ -323,5 +326,184 @@ func TestCopyOnWriteNewKeyRace(t *testing.T) {
 	}
 	if m := second.Metrics(); m.Conflicts != 2 {
 		t.Errorf("second writer redid %d merges, want 2", m.Conflicts)
+	}
+}
+
+// TestStringPartitionValues: files the sink stages into a table
+// partitioned by a string column (from DuckDB's Arrow batches) carry the
+// rows' values in the committed manifests, so a scan pruned by partition
+// finds the rows.
+func TestStringPartitionValues(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openCopyOnWriteTable(t, dir)
+	s := openSink(t, sinkConfig(t, p, "orders"))
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}))
+	tbl := freshTable(t, dir, ordersID)
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		for _, v := range task.File.Partition() {
+			if v != "eu" && v != "us" {
+				t.Errorf("data file %s has partition value %q", task.File.FilePath(), v)
+			}
+		}
+	}
+	got := tableRows(t, tbl, table.WithRowFilter(ice.EqualTo(ice.Reference("region"), "eu")))
+	if want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}); !slices.Equal(got, want) {
+		t.Errorf("iceberg-go scan WHERE region = 'eu' reads %q, want %q", got, want)
+	}
+}
+
+// TestRowDeltaOnStringPartition: an upsert keyed (id, region) on a table
+// partitioned by region goes as a row delta; its equality deletes, scoped
+// to partition "eu", reach the data files of that partition.
+func TestRowDeltaOnStringPartition(t *testing.T) {
+	dir := t.TempDir()
+	p := openCopyOnWriteTable(t, dir)
+	cfg := sinkConfig(t, p, "orders")
+	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id", "region"}
+	s := openSink(t, cfg)
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
+	epoch(t, s, 2, batch(t, row{Op: "D", ID: 2, Region: "eu"}, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}))
+	want := rowStrings(row{ID: 1, Amount: 10, Region: "eu"})
+	if got := duckRows(t, p); !slices.Equal(got, want) {
+		t.Errorf("ScanSQL reads %q, want %q", got, want)
+	}
+	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+		t.Errorf("iceberg-go reads %q, want %q", got, want)
+	}
+	snaps := snapshots(t, dir, ordersID)
+	if last := snaps[len(snaps)-1].Summary; last.Properties["added-equality-delete-files"] == "" {
+		t.Errorf("epoch 2 is not a row delta: %v", last.Properties)
+	}
+}
+
+// TestCopyOnWriteConcurrentDeleteFiles: a copy-on-write merge reads file
+// F; before it commits, another writer deletes a row of F with an
+// equality delete only (F stays live). The merge's commit conflicts,
+// since its rewrite of F would bring the deleted row back; it merges
+// again on the new table.
+func TestCopyOnWriteConcurrentDeleteFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openCopyOnWriteTable(t, dir)
+	cfgA := sinkConfig(t, p, "orders")
+	cfgA.Mode, cfgA.Key, cfgA.WriterID = sqlsink.ModeUpsert, []string{"id"}, "cow"
+	a := openSink(t, cfgA)
+	epoch(t, a, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
+
+	// A merges (reads F) and stages.
+	if err := a.BeginEpoch(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write(ctx, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PreCommit(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	// B's key includes the partition column: it deletes id 2 by an
+	// equality delete, without touching F.
+	cfgB := sinkConfig(t, p, "orders")
+	cfgB.Mode, cfgB.Key, cfgB.WriterID = sqlsink.ModeUpsert, []string{"id", "region"}, "mor"
+	b := openSink(t, cfgB)
+	epoch(t, b, 1, batch(t, row{Op: "D", ID: 2, Region: "eu"}))
+	snaps := snapshots(t, dir, ordersID)
+	if last := snaps[len(snaps)-1].Summary; last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
+		t.Fatalf("B's delete is not a delete file only: %v", last.Properties)
+	}
+
+	if _, err := a.CommitEpoch(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	want := rowStrings(row{ID: 1, Amount: 10, Region: "eu"})
+	if got := duckRows(t, p); !slices.Equal(got, want) {
+		t.Errorf("ScanSQL reads %q, want %q (id 2 was deleted)", got, want)
+	}
+	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+		t.Errorf("iceberg-go reads %q, want %q (id 2 was deleted)", got, want)
+	}
+	if m := a.Metrics(); m.Conflicts != 1 {
+		t.Errorf("A redid %d merges, want 1", m.Conflicts)
+	}
+}
+
+// TestUpsertAfterSpecEvolution: a table written unpartitioned, then given
+// a spec on the key (identity(id)) by another engine. Equality deletes of
+// the new spec would not reach the files of the old one, so the upsert
+// rewrites them instead, and replaces and deletes the old rows.
+func TestUpsertAfterSpecEvolution(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	cfg := sinkConfig(t, p, "orders")
+	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
+	s := openSink(t, cfg)
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}))
+	s.Close()
+
+	tx := freshTable(t, dir, ordersID).NewTransaction()
+	if err := tx.UpdateSpec(true).AddIdentity("id").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p2 := openProvider(t, dir)
+	cfg2 := sinkConfig(t, p2, "orders")
+	cfg2.Mode, cfg2.Key = sqlsink.ModeUpsert, []string{"id"}
+	cfg2.Schema = nil
+	s2 := openSink(t, cfg2)
+	epoch(t, s2, 2, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}, row{Op: "D", ID: 2}))
+	want := rowStrings(row{ID: 1, Amount: 10, Region: "eu"})
+	if got := duckRows(t, p2); !slices.Equal(got, want) {
+		t.Errorf("ScanSQL reads %q, want %q", got, want)
+	}
+	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+		t.Errorf("iceberg-go reads %q, want %q", got, want)
+	}
+	snaps := snapshots(t, dir, ordersID)
+	if last := snaps[len(snaps)-1].Summary; last.Properties["deleted-data-files"] == "" || last.Properties["added-delete-files"] != "" {
+		t.Errorf("epoch 2 is not copy-on-write: %v", last.Properties)
+	}
+}
+
+// TestSameWriterIDTwoTables: two sinks of one service share a writer id
+// and a state directory but write two tables. Opening the second while the
+// first has an epoch staged must leave the first's staged files alone: its
+// commit then lands with every row readable.
+func TestSameWriterIDTwoTables(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	state := t.TempDir()
+
+	cfgA := sinkConfig(t, p, "orders")
+	cfgA.WriterID, cfgA.StateDir = "svc-a", state
+	a := openSink(t, cfgA)
+	if err := a.BeginEpoch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.PreCommit(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+
+	cfgB := sinkConfig(t, p, "events")
+	cfgB.Table = catalogadapter.TableIdent{Namespace: []string{"db"}, Name: "events"}
+	cfgB.WriterID, cfgB.StateDir = "svc-a", state
+	openSink(t, cfgB)
+
+	if _, err := a.CommitEpoch(ctx, 1); err != nil {
+		t.Fatalf("commit of orders epoch 1: %v", err)
+	}
+	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"})
+	if got := duckRows(t, p); !slices.Equal(got, want) {
+		t.Fatalf("orders after epoch 1 committed: %q, want %q", got, want)
 	}
 }

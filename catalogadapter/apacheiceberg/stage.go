@@ -302,8 +302,9 @@ func selectList(tbl *table.Table, names []string) (string, error) {
 // StageRowDelta implements catalogadapter.RowDeltaStager: the keys become
 // equality-delete files on the key columns, the rows data files; Commit
 // adds both in one snapshot. Equality deletes cannot serve format
-// version 1 tables, floating-point or nested keys, or partitioned tables
-// whose partition columns are not all key columns: those fail with
+// version 1 tables, floating-point or nested keys, partitioned tables
+// whose partition columns are not all key columns, or partitioned tables
+// that still hold data files of an older partition spec: those fail with
 // ErrUnsupported, and the sink rewrites files instead.
 func (p *Provider) StageRowDelta(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, key []string, keysQuery, rowsQuery string) ([]catalogadapter.Receipt, error) {
 	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
@@ -311,7 +312,7 @@ func (p *Provider) StageRowDelta(ctx context.Context, id catalogadapter.TableIde
 	if err != nil {
 		return nil, err
 	}
-	cols, ids, err := icetable.EqualityColumns(tbl, key)
+	cols, ids, err := icetable.EqualityColumns(ctx, tbl, key)
 	if err != nil {
 		return nil, fmt.Errorf("stage row delta into %s: %w", id, mapErr(err))
 	}

@@ -6,10 +6,12 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -40,7 +42,7 @@ func DuckDBSelect(schema *ice.Schema, columns []string) (string, error) {
 // required columns are refused.
 func WriteQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, targetFileSize int64) ([]ice.DataFile, error) {
 	var files []ice.DataFile
-	err := withArrow(ctx, conn, query, tbl.Schema(), func(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
+	err := withArrow(ctx, conn, query, tbl, func(sc *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
 		var err error
 		files, err = WriteFiles(ctx, tbl, sc, recs, targetFileSize)
 		return err
@@ -53,7 +55,7 @@ func WriteQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query str
 // without committing them.
 func WriteEqualityDeletesQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, ids []int) ([]ice.DataFile, error) {
 	var files []ice.DataFile
-	err := withArrow(ctx, conn, query, tbl.Schema(), func(_ *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
+	err := withArrow(ctx, conn, query, tbl, func(_ *arrow.Schema, recs iter.Seq2[arrow.RecordBatch, error]) error {
 		var err error
 		files, err = WriteEqualityDeletes(ctx, tbl, ids, recs)
 		return err
@@ -66,8 +68,18 @@ func WriteEqualityDeletesQuery(ctx context.Context, tbl *table.Table, conn *sql.
 // (DuckDB reports every column as nullable) after checking that required
 // columns hold no NULLs. Everything runs inside the connection's Raw
 // callback, as database/sql requires for driver-level use.
-func withArrow(ctx context.Context, conn *sql.Conn, query string, schema *ice.Schema,
+//
+// DuckDB's batches live in C memory that is freed once they are released,
+// which iceberg-go does as soon as it has written them; but its
+// partitioned writers keep string partition values (identity, truncate)
+// as zero-copy views into the batch, and those values end up in the
+// DataFiles returned long after. The string columns partition values are
+// taken from are therefore copied to the Go heap (ownedBatch),
+// where the values keep their memory alive: one column per batch, and
+// only for tables partitioned on a string.
+func withArrow(ctx context.Context, conn *sql.Conn, query string, tbl *table.Table,
 	fn func(*arrow.Schema, iter.Seq2[arrow.RecordBatch, error]) error) error {
+	schema := tbl.Schema()
 	return conn.Raw(func(dc any) error {
 		c, ok := dc.(driver.Conn)
 		if !ok {
@@ -86,6 +98,7 @@ func withArrow(ctx context.Context, conn *sql.Conn, query string, schema *ice.Sc
 		if err != nil {
 			return err
 		}
+		own := partitionStringColumns(sc, schema, tbl.Spec())
 		recs := func(yield func(arrow.RecordBatch, error) bool) {
 			for rr.Next() {
 				rec := rr.RecordBatch()
@@ -93,7 +106,11 @@ func withArrow(ctx context.Context, conn *sql.Conn, query string, schema *ice.Sc
 					yield(nil, err)
 					return
 				}
-				out := array.NewRecordBatch(sc, rec.Columns(), rec.NumRows())
+				out, err := ownedBatch(sc, rec, own)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
 				if !yield(out, nil) {
 					return
 				}
@@ -105,6 +122,59 @@ func withArrow(ctx context.Context, conn *sql.Conn, query string, schema *ice.Sc
 		return fn(sc, recs)
 	})
 }
+
+// partitionStringColumns lists the columns of sc that are the source of
+// a partition field of spec with a string value (identity or truncate of
+// a top-level string column; other transforms yield numbers or copies).
+func partitionStringColumns(sc *arrow.Schema, schema *ice.Schema, spec ice.PartitionSpec) []int {
+	var out []int
+	for _, pf := range spec.Fields() {
+		f, ok := schema.FindFieldByID(pf.SourceID())
+		if !ok {
+			continue
+		}
+		if _, isString := f.Type.(ice.StringType); !isString {
+			continue
+		}
+		name, _ := schema.FindColumnName(f.ID) // dotted for a nested field: not a top-level column
+		for _, i := range sc.FieldIndices(name) {
+			if !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// ownedBatch is rec under schema sc, with the columns own names copied
+// to the Go heap (see withArrow).
+func ownedBatch(sc *arrow.Schema, rec arrow.RecordBatch, own []int) (arrow.RecordBatch, error) {
+	cols := slices.Clone(rec.Columns())
+	var copies []arrow.Array
+	defer func() {
+		for _, c := range copies {
+			c.Release()
+		}
+	}()
+	for _, i := range own {
+		if _, ok := cols[i].DataType().(arrow.BinaryDataType); !ok {
+			// String views keep their data buffers when concatenated;
+			// DuckDB exports them only when produce_arrow_string_view is set.
+			return nil, fmt.Errorf("%w: partition column %q comes out of DuckDB as %s", ErrUnsupported, sc.Field(i).Name, cols[i].DataType())
+		}
+		c, err := array.Concatenate(cols[i:i+1], goHeap)
+		if err != nil {
+			return nil, fmt.Errorf("copy partition column %q: %w", sc.Field(i).Name, err)
+		}
+		copies = append(copies, c)
+		cols[i] = c
+	}
+	return array.NewRecordBatch(sc, cols, rec.NumRows()), nil
+}
+
+// goHeap allocates on the Go heap whatever memory.DefaultAllocator is
+// built as, so that a value pointing into a copy keeps it alive.
+var goHeap = memory.NewGoAllocator()
 
 // relabel gives the query's Arrow schema the table's nullability.
 func relabel(got *arrow.Schema, schema *ice.Schema) (*arrow.Schema, error) {

@@ -98,7 +98,7 @@ func TestEqualityDeleteUpsert(t *testing.T) {
 	tbl := createTable(t, cat, "u", sc, nil, nil)
 	tbl = appendJSON(t, tbl, sc, `[{"id": 1, "v": "a"}, {"id": 2, "v": "b"}, {"id": 3, "v": "c"}]`, nil)
 
-	cols, ids, err := EqualityColumns(tbl, []string{"id"})
+	cols, ids, err := EqualityColumns(t.Context(), tbl, []string{"id"})
 	if err != nil || !slices.Equal(cols, []string{"id"}) {
 		t.Fatalf("equality columns: %v %v", cols, err)
 	}
@@ -217,7 +217,7 @@ func TestPartitionTransforms(t *testing.T) {
 		t.Fatalf("iceberg-go scan: %d rows", n)
 	}
 	// Equality deletes cannot serve a key that leaves out partition columns.
-	if _, _, err := EqualityColumns(tbl, []string{"id"}); !errors.Is(err, ErrUnsupported) {
+	if _, _, err := EqualityColumns(t.Context(), tbl, []string{"id"}); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("key without partition columns: %v, want ErrUnsupported", err)
 	}
 }
@@ -233,7 +233,7 @@ func TestPartitionedEqualityDeletes(t *testing.T) {
 	}, nil)
 	tbl := createTable(t, cat, "pe", sc, []PartitionField{{Column: "region", Transform: ice.IdentityTransform{}}}, nil)
 	tbl = appendJSON(t, tbl, sc, `[{"region": "eu", "id": 1, "v": 1}, {"region": "us", "id": 1, "v": 2}, {"region": "eu", "id": 2, "v": 3}]`, nil)
-	cols, ids, err := EqualityColumns(tbl, []string{"id", "region"})
+	cols, ids, err := EqualityColumns(t.Context(), tbl, []string{"id", "region"})
 	if err != nil || !slices.Equal(cols, []string{"region", "id"}) {
 		t.Fatalf("equality columns %v: %v", cols, err)
 	}
@@ -251,4 +251,38 @@ func TestPartitionedEqualityDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkBoth(t, tbl, []string{"eu|1|10", "us|1|2", "eu|2|3"})
+}
+
+// TestEqualityColumnsAfterSpecEvolution: once a table written
+// unpartitioned gets a partition spec, equality deletes (partitioned by
+// the new spec) would not reach its old files: refused while they are
+// live. Going back to an unpartitioned spec makes deletes global again.
+func TestEqualityColumnsAfterSpecEvolution(t *testing.T) {
+	ctx := t.Context()
+	cat := openTestCatalog(t, t.TempDir())
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	tbl := createTable(t, cat, "ev", sc, nil, nil)
+	tbl = appendJSON(t, tbl, sc, `[{"id": 1, "v": "a"}]`, nil)
+	evolve := func(update func(*table.UpdateSpec) *table.UpdateSpec) {
+		t.Helper()
+		tx := tbl.NewTransaction()
+		if err := update(tx.UpdateSpec(true)).Commit(); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if tbl, err = tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evolve(func(u *table.UpdateSpec) *table.UpdateSpec { return u.AddIdentity("id") })
+	if _, _, err := EqualityColumns(ctx, tbl, []string{"id"}); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("live files of the old spec: %v, want ErrUnsupported", err)
+	}
+	evolve(func(u *table.UpdateSpec) *table.UpdateSpec { return u.RemoveField("id") })
+	if _, _, err := EqualityColumns(ctx, tbl, []string{"id"}); err != nil {
+		t.Fatalf("unpartitioned again: %v", err)
+	}
 }

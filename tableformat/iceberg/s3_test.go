@@ -174,7 +174,7 @@ func TestS3Warehouse(t *testing.T) {
 	}
 
 	// An upsert as a row delta, both written by iceberg-go straight to S3.
-	_, ids, err := EqualityColumns(tbl, []string{"id"})
+	_, ids, err := EqualityColumns(ctx, tbl, []string{"id"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,17 @@
 package iceberg
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/codec"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // Content kinds of a staged file.
@@ -88,4 +94,53 @@ func (s StagedFile) File(meta table.Metadata) (ice.DataFile, error) {
 		return nil, fmt.Errorf("%w: staged file entry names %s, the receipt %s", ErrInvalid, df.FilePath(), s.Path)
 	}
 	return df, nil
+}
+
+// CheckStaged checks that every staged file is still where its receipt
+// says, as big as it says, before a commit names it: a file lost since it
+// was staged (a cleanup, a recovery that discarded it, a lost upload)
+// would otherwise land in a snapshot whose rows nobody can read. A missing
+// or resized file is ErrInvalid; a storage that cannot answer is not (the
+// commit may be retried). It costs one stat per file (a HEAD request on
+// object storage, a few at once).
+func CheckStaged(ctx context.Context, tbl *table.Table, files []StagedFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
+	}
+	return filecache.ForEach(ctx, files, func(s StagedFile) error { return checkStaged(fsys, s) })
+}
+
+// statIO is the Stat both of iceberg-go's file systems (local, blob) have.
+type statIO interface {
+	Stat(name string) (fs.FileInfo, error)
+}
+
+// checkStaged checks one staged file (see CheckStaged).
+func checkStaged(fsys iceio.IO, s StagedFile) error {
+	var info fs.FileInfo
+	var err error
+	if st, ok := fsys.(statIO); ok {
+		info, err = st.Stat(s.Path)
+	} else {
+		var f iceio.File
+		if f, err = fsys.Open(s.Path); err == nil {
+			info, err = f.Stat()
+			f.Close()
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: staged file %s is missing", ErrInvalid, s.Path)
+	case err != nil:
+		return fmt.Errorf("check staged file %s: %w", s.Path, err)
+	case info.IsDir():
+		return fmt.Errorf("%w: staged file %s is a directory", ErrInvalid, s.Path)
+	case s.Bytes > 0 && info.Size() != s.Bytes:
+		return fmt.Errorf("%w: staged file %s has %d bytes, the receipt says %d", ErrInvalid, s.Path, info.Size(), s.Bytes)
+	}
+	return nil
 }

@@ -36,8 +36,9 @@ func WriteFiles(ctx context.Context, tbl *table.Table, schema *arrow.Schema,
 // deletes cannot serve: floating-point keys (NaN and -0 make equality
 // ambiguous), format version 1, and partitioned tables whose partition
 // columns are not all in the key (the delete would land in the new row's
-// partition while the old row sits in another).
-func EqualityColumns(tbl *table.Table, key []string) ([]string, []int, error) {
+// partition while the old row sits in another), and partitioned tables
+// whose live data files are not all of the current spec (oldSpecData).
+func EqualityColumns(ctx context.Context, tbl *table.Table, key []string) ([]string, []int, error) {
 	meta := tbl.Metadata()
 	if meta.Version() < 2 {
 		return nil, nil, fmt.Errorf("%w: equality deletes need format version 2, the table is version 1", ErrUnsupported)
@@ -64,6 +65,9 @@ func EqualityColumns(tbl *table.Table, key []string) ([]string, []int, error) {
 			return nil, nil, fmt.Errorf("%w: partition column %q is not part of the key", ErrUnsupported, name)
 		}
 	}
+	if err := oldSpecData(ctx, tbl); err != nil {
+		return nil, nil, err
+	}
 	var cols []string
 	var ids []int
 	for _, f := range schema.Fields() {
@@ -73,6 +77,41 @@ func EqualityColumns(tbl *table.Table, key []string) ([]string, []int, error) {
 		}
 	}
 	return cols, ids, nil
+}
+
+// oldSpecData refuses (ErrUnsupported) a table with live data files of a
+// partition spec other than the current one, when the current one is
+// partitioned: a partitioned equality delete applies only to data files of
+// its own spec and partition (Iceberg spec, and both readers), so it would
+// miss rows written before the spec changed. Deletes of an unpartitioned
+// spec are global and reach every file. Only a table that has had several
+// specs costs a read, of the current manifest list, whose entries name
+// their spec and say whether they hold live files.
+func oldSpecData(ctx context.Context, tbl *table.Table) error {
+	meta := tbl.Metadata()
+	spec := meta.PartitionSpec()
+	snap := tbl.CurrentSnapshot()
+	if spec.NumFields() == 0 || len(meta.PartitionSpecs()) < 2 || snap == nil {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return fmt.Errorf("list manifests of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		if m.ManifestContent() != ice.ManifestContentData || int(m.PartitionSpecID()) == spec.ID() {
+			continue
+		}
+		if m.HasAddedFiles() || m.HasExistingFiles() {
+			return fmt.Errorf("%w: data files of partition spec %d are live, which equality deletes of the current spec %d do not reach",
+				ErrUnsupported, m.PartitionSpecID(), spec.ID())
+		}
+	}
+	return nil
 }
 
 // WriteEqualityDeletes writes key rows as equality-delete files on the
