@@ -565,6 +565,7 @@ type hookProvider struct {
 	before      func() error // before every commit attempt
 	errs        []error      // what before returned
 	afterCommit func()       // after every commit, landed or not
+	beforeStage func() error // before every staging run; an error fails it
 	afterStage  func()       // after every staging run
 }
 
@@ -584,6 +585,11 @@ func (p *hookProvider) Commit(ctx context.Context, id catalogadapter.TableIdent,
 }
 
 func (p *hookProvider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, src catalogadapter.Source) (catalogadapter.Receipt, error) {
+	if p.beforeStage != nil {
+		if err := p.beforeStage(); err != nil {
+			return catalogadapter.Receipt{}, err
+		}
+	}
 	r, err := p.Provider.StageSQL(ctx, id, q, src)
 	if p.afterStage != nil {
 		p.afterStage()
@@ -874,12 +880,7 @@ func TestRaceCancelAfterStaging(t *testing.T) {
 	e := newEnv(t)
 	hook := &hookProvider{Provider: e.provider}
 	s := e.open(writerConfig(e, "a", "svc-a", hook, ModeAppend))
-	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer b.Release()
-	b.Field(0).(*array.Int32Builder).AppendValues([]int32{1, 2}, nil)
-	rec := b.NewRecordBatch()
-	defer rec.Release()
+	rec := int32Batch(t, 1, 2)
 
 	ctx := context.Background()
 	if err := s.BeginEpoch(ctx, 1); err != nil {
@@ -909,4 +910,16 @@ func TestRaceCancelAfterStaging(t *testing.T) {
 	if res.Rows != 2 {
 		t.Errorf("CommitEpoch reports %d rows, want 2", res.Rows)
 	}
+}
+
+// int32Batch is a batch of ids alone, typed int32: not the table's type,
+// so its rows go through DuckDB's buffer table rather than wait as Arrow.
+func int32Batch(t testing.TB, ids ...int32) arrow.RecordBatch {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int32Builder).AppendValues(ids, nil)
+	rec := b.NewRecordBatch()
+	t.Cleanup(rec.Release)
+	return rec
 }

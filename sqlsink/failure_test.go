@@ -13,33 +13,30 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 )
 
 // Failures part-way through an epoch: whatever fails, every row the sink
 // accepted lands once, and a row it refused does not land.
 
-// failingStager is the Delta provider whose staging fails while fail is set.
-type failingStager struct {
-	*deltalake.Provider
-	fail error
-}
-
-func (p *failingStager) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, src catalogadapter.Source) (catalogadapter.Receipt, error) {
-	if p.fail != nil {
-		return catalogadapter.Receipt{}, p.fail
-	}
-	return p.Provider.StageSQL(ctx, id, q, src)
-}
-
 var errTransient = errors.New("transient storage error")
+
+// failStaging makes p's staging fail with errTransient while *on is set.
+func failStaging(p *hookProvider, on *bool) {
+	p.beforeStage = func() error {
+		if *on {
+			return errTransient
+		}
+		return nil
+	}
+}
 
 // TestFailedFlushTakesNothing: a Write whose flush (of the batches before
 // it) fails does not take its batch, keeps the earlier ones, and can be
 // sent again: every row lands once.
 func TestFailedFlushTakesNothing(t *testing.T) {
 	e := newEnv(t)
-	p := &failingStager{Provider: e.provider}
+	p, failing := &hookProvider{Provider: e.provider}, false
+	failStaging(p, &failing)
 	cfg := writerConfig(e, "a", "svc-a", p, ModeAppend)
 	cfg.FlushRows = 2
 	s := e.open(cfg)
@@ -51,11 +48,11 @@ func TestFailedFlushTakesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := batch(t, row{ID: 3, Amount: 3})
-	p.fail = errTransient
+	failing = true
 	if err := s.Write(ctx, second); !errors.Is(err, errTransient) {
 		t.Fatalf("Write with a failing flush: %v", err)
 	}
-	p.fail = nil
+	failing = false
 	if err := s.Write(ctx, second); err != nil { // sent again
 		t.Fatal(err)
 	}
@@ -130,15 +127,9 @@ func TestFailedMaterializeKeepsEarlierBatches(t *testing.T) {
 	if err := s.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
 		t.Fatal(err)
 	}
-	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int32}}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer bld.Release()
-	bld.Field(0).(*array.Int32Builder).AppendValues([]int32{3}, nil)
-	rec := bld.NewRecordBatch()
-	defer rec.Release()
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := s.Write(cctx, rec); err == nil {
+	if err := s.Write(cctx, int32Batch(t, 3)); err == nil {
 		t.Fatal("a Write with a cancelled context succeeded")
 	}
 	if err := s.PreCommit(ctx, 1); err != nil {
@@ -159,7 +150,8 @@ func TestFailedMaterializeKeepsEarlierBatches(t *testing.T) {
 // (which would also make the epoch a replay, so its rows never land).
 func TestFailedMergeRedoIsRedoneOnRetry(t *testing.T) {
 	e := newEnv(t)
-	p := &failingStager{Provider: e.provider}
+	p, failing := &hookProvider{Provider: e.provider}, false
+	failStaging(p, &failing)
 	a := e.open(writerConfig(e, "a", "svc-a", p, ModeUpsert))
 	b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
 	ctx := context.Background()
@@ -170,11 +162,11 @@ func TestFailedMergeRedoIsRedoneOnRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.epoch(b, 1, batch(t, row{Op: "I", ID: 5, Amount: 5})) // b wins the race
-	p.fail = errTransient
+	failing = true
 	if _, err := a.CommitEpoch(ctx, 2); !errors.Is(err, errTransient) {
 		t.Fatalf("CommitEpoch with a failing redo: %v", err)
 	}
-	p.fail = nil
+	failing = false
 	res, err := a.CommitEpoch(ctx, 2)
 	if err != nil {
 		t.Fatalf("retried CommitEpoch: %v", err)
