@@ -22,7 +22,7 @@ func (t *Table) Checkpoint(ctx context.Context, version int64) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
-	if err := CheckWritable(snap.Protocol); err != nil {
+	if err := snap.checkWritable(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
 	actions := snap.checkpointActions(time.Now())

@@ -216,7 +216,7 @@ type CommitResult struct {
 // fresh snapshot.
 func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOptions) (CommitResult, error) {
 	version := s.Version + 1
-	if err := CheckWritable(s.Protocol); err != nil {
+	if err := s.checkWritable(); err != nil {
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
 	}
 	if err := s.checkActions(actions); err != nil {
@@ -310,6 +310,16 @@ func entryTxnID(data []byte) string {
 	return ""
 }
 
+// checkWritable refuses to write this snapshot's table when we cannot
+// honour its protocol or its schema's column invariants.
+func (s *Snapshot) checkWritable() error {
+	schema, err := s.Schema()
+	if err != nil {
+		return err
+	}
+	return CheckWritable(s.Protocol, schema)
+}
+
 // checkActions refuses actions this table must not receive.
 func (s *Snapshot) checkActions(actions []Action) error {
 	appendOnly := s.Metadata.AppendOnly()
@@ -319,13 +329,35 @@ func (s *Snapshot) checkActions(actions []Action) error {
 			return fmt.Errorf("commitInfo is written by Commit, not by the caller")
 		case a.Remove != nil && a.Remove.DataChange && appendOnly:
 			return fmt.Errorf("table is append-only (delta.appendOnly): cannot remove %s", a.Remove.Path)
-		case a.Protocol != nil:
-			if err := CheckWritable(*a.Protocol); err != nil {
-				return err
-			}
 		}
 	}
-	return nil
+	return s.checkChangedProtocol(actions)
+}
+
+// checkChangedProtocol refuses a commit whose protocol or metaData action
+// leaves the table in a state we could not write: a protocol upgrade to a
+// feature we do not honour, or a schema that adds column invariants.
+func (s *Snapshot) checkChangedProtocol(actions []Action) error {
+	p, md, changed := s.Protocol, (*Metadata)(nil), false
+	for _, a := range actions {
+		if a.Protocol != nil {
+			p, changed = *a.Protocol, true
+		}
+		if a.MetaData != nil {
+			md, changed = a.MetaData, true
+		}
+	}
+	if !changed {
+		return nil // Commit checked the snapshot's own state
+	}
+	schema, err := s.Schema()
+	if md != nil {
+		schema, err = ParseSchema(md.SchemaString)
+	}
+	if err != nil {
+		return fmt.Errorf("new table schema: %w", err)
+	}
+	return CheckWritable(p, schema)
 }
 
 // conflict reads the commits that won the race from version on.

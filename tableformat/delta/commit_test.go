@@ -718,6 +718,107 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 	})
 }
 
+// TestCommitRefusesColumnInvariants: at writer versions 2 to 6 column
+// invariants are always on and we do not evaluate them, so a table whose
+// columns (nested ones too) carry delta.invariants stays readable but
+// refuses data files, commits and checkpoints; a commit adding an invariant
+// to a writable table is refused too. Without invariants, writer 2 writes.
+func TestCommitRefusesColumnInvariants(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	inv := map[string]any{invariantKey: `{"expression": {"expression": "x > 3"}}`}
+	for _, c := range []struct {
+		name string
+		x    DataType
+		meta map[string]any
+		want string // the column the error names
+	}{
+		{"top-level column", TypeInteger, inv, "x"},
+		{"nested field", &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true, Metadata: inv}}}, nil, "x.y"},
+		{"field in a list", &ArrayType{ElementType: &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true, Metadata: inv}}}, ContainsNull: true}, nil, "x.element.y"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store, err := NewLocalStorage(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema := &StructType{Fields: []*StructField{
+				{Name: "id", Type: TypeLong, Nullable: true},
+				{Name: "x", Type: c.x, Nullable: true, Metadata: c.meta},
+			}}
+			if _, err := Create(ctx, store, CreateOptions{Schema: schema}); err != nil {
+				t.Fatal(err)
+			}
+			table := NewTable(store)
+			snap, err := table.Latest(ctx)
+			if err != nil {
+				t.Fatalf("the table must stay readable: %v", err)
+			}
+			if snap.Protocol.MinWriterVersion != 2 {
+				t.Fatalf("protocol %+v, want writer 2", snap.Protocol)
+			}
+			wantRefused := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), fmt.Sprintf("%q", c.want)) {
+					t.Fatalf("%s: want ErrUnsupportedFeature naming %q, got %v", what, c.want, err)
+				}
+			}
+			_, err = snap.WriteFiles(ctx, db, `SELECT 1::BIGINT AS id, NULL AS x`, WriteOptions{})
+			wantRefused("write files", err)
+			_, err = snap.Commit(ctx, []Action{{Add: ctAdd("x.parquet")}}, CommitOptions{})
+			wantRefused("commit", err)
+			if _, err := os.Stat(store.LocalPath(commitKey(1))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a refused commit wrote version 1 (%v)", err)
+			}
+			wantRefused("checkpoint", table.Checkpoint(ctx, 0))
+		})
+	}
+
+	t.Run("metaData adding an invariant", func(t *testing.T) {
+		store, table := ctNewTable(t, nil)
+		snap, err := table.Latest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema, err := snap.Schema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := *schema
+		changed.Fields = append([]*StructField(nil), schema.Fields...)
+		f := *changed.Fields[0]
+		f.Metadata = inv
+		changed.Fields[0] = &f
+		schemaString, err := changed.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := snap.Metadata
+		md.SchemaString = schemaString
+		if _, err := snap.Commit(ctx, []Action{{MetaData: &md}}, CommitOptions{}); !errors.Is(err, ErrUnsupportedFeature) {
+			t.Fatalf("want ErrUnsupportedFeature, got %v", err)
+		}
+		if _, err := os.Stat(store.LocalPath(commitKey(1))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("the invariant was committed")
+		}
+	})
+
+	t.Run("writer 2 without invariants", func(t *testing.T) {
+		_, table := ctNewTable(t, nil)
+		snap, err := table.Latest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds, err := snap.WriteFiles(ctx, db, `SELECT 1::BIGINT AS id, 'a' AS v`, WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := snap.Commit(ctx, []Action{{Add: adds[0]}}, CommitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // ctLastCheckpoint reads _last_checkpoint.
 func ctLastCheckpoint(t testing.TB, store *LocalStorage) lastCheckpointInfo {
 	t.Helper()
@@ -943,7 +1044,7 @@ func TestCreateProtocolForTimestampNtz(t *testing.T) {
 			if diff := cmp.Diff(tc.wantP, snap.Protocol); diff != "" {
 				t.Fatalf("protocol (-want +got):\n%s", diff)
 			}
-			if err := CheckWritable(snap.Protocol); err != nil {
+			if err := CheckWritable(snap.Protocol, schema); err != nil {
 				t.Fatalf("our own table is not writable: %v", err)
 			}
 			if _, err := snap.Commit(ctx, []Action{{Add: &Add{Path: "a.parquet", PartitionValues: map[string]*string{}, Size: 1, DataChange: true}}}, CommitOptions{}); err != nil {

@@ -38,6 +38,10 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	if err != nil {
 		return nil, err
 	}
+	// Files for a table Commit would refuse are wasted work: refuse now.
+	if err := CheckWritable(s.Protocol, schema); err != nil {
+		return nil, fmt.Errorf("write data files: %w", err)
+	}
 	if mode := s.Metadata.Configuration["delta.columnMapping.mode"]; mode != "" && mode != "none" {
 		return nil, unsupported("writing a table with column mapping mode %q", mode)
 	}

@@ -3,6 +3,7 @@ package delta
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,79 @@ func TestStatsOfFloatsWithNaN(t *testing.T) {
 	}
 	if st.MinValues["id"] != float64(1) || st.MaxValues["id"] != float64(3) || st.NullCount["x"] != float64(1) {
 		t.Errorf("stats %s: want id 1..3 and one null x", adds[0].Stats)
+	}
+}
+
+// TestWriteFilesRefusesPartitionValuesWithoutForm: the protocol spells
+// date and timestamp partition values with four-digit years. DuckDB prints
+// BC values with a "(BC)" suffix, years past 9999 with five digits, and
+// infinities as words; written as they are, no reader (ours included) could
+// parse them and the whole table would stop reading. WriteFiles refuses
+// them, naming the column and the value, and leaves no file behind; the
+// years 0001 and 9999 are written and read back.
+func TestWriteFilesRefusesPartitionValuesWithoutForm(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	write := func(t *testing.T, typ DataType, value string) (string, []*Add, error) {
+		t.Helper()
+		dir := t.TempDir()
+		store, err := NewLocalStorage(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := &StructType{Fields: []*StructField{{Name: "id", Type: TypeLong, Nullable: true}, {Name: "p", Type: typ, Nullable: true}}}
+		snap, err := Create(ctx, store, CreateOptions{Schema: schema, PartitionColumns: []string{"p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds, err := snap.WriteFiles(ctx, db, `SELECT 1::BIGINT AS id, `+value+` AS p`, WriteOptions{})
+		return dir, adds, err
+	}
+	for _, c := range []struct {
+		typ   DataType
+		value string
+		text  string // how DuckDB prints it: the error quotes it
+	}{
+		{TypeDate, `DATE '-0044-03-15'`, "0045-03-15 (BC)"},
+		{TypeDate, `DATE '12345-01-01'`, "12345-01-01"},
+		{TypeDate, `'infinity'::DATE`, "infinity"},
+		{TypeTimestamp, `TIMESTAMP '-0044-03-15 10:00:00'`, "(BC)"},
+		{TypeTimestamp, `TIMESTAMP '12345-01-01 00:00:00'`, "12345-01-01"},
+		{TypeTimestampNTZ, `TIMESTAMP '-0044-03-15 10:00:00'`, "(BC)"},
+		{TypeTimestampNTZ, `'-infinity'::TIMESTAMP`, "-infinity"},
+	} {
+		t.Run(c.typ.String()+" "+c.value, func(t *testing.T) {
+			dir, _, err := write(t, c.typ, c.value)
+			if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), `"p"`) || !strings.Contains(err.Error(), c.text) {
+				t.Fatalf("want ErrUnsupportedFeature naming column \"p\" and %q, got %v", c.text, err)
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && strings.HasSuffix(p, ".parquet") {
+					t.Errorf("file left after a refused write: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+	for _, c := range []struct {
+		typ   DataType
+		value string
+	}{
+		{TypeDate, `DATE '0001-01-01'`},
+		{TypeDate, `DATE '9999-12-31'`},
+		{TypeTimestamp, `TIMESTAMPTZ '0001-01-01 00:00:00+00'`},
+		{TypeTimestamp, `TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'`},
+		{TypeTimestampNTZ, `TIMESTAMP '0001-01-01 00:00:00'`},
+		{TypeTimestampNTZ, `TIMESTAMP '9999-12-31 23:59:59.999999'`},
+	} {
+		t.Run(c.typ.String()+" "+c.value, func(t *testing.T) {
+			_, adds, err := write(t, c.typ, c.value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ParsePartitionValue(c.typ, adds[0].PartitionValues["p"]); err != nil {
+				t.Fatalf("written partition value does not parse: %v", err)
+			}
+		})
 	}
 }

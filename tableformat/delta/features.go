@@ -52,7 +52,10 @@ func checkReadable(p Protocol, m Metadata) error {
 }
 
 // CheckWritable refuses to write a table whose protocol we cannot honour.
-func CheckWritable(p Protocol) error {
+// schema is the table's schema: at writer versions 2 to 6 column invariants
+// are always on, and since we do not evaluate them, a table whose columns
+// carry any is read-only for us (tables we create carry none).
+func CheckWritable(p Protocol, schema *StructType) error {
 	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
 		return unsupported("writer version %d", p.MinWriterVersion)
 	}
@@ -61,6 +64,11 @@ func CheckWritable(p Protocol) error {
 		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
 		if p.MinWriterVersion > 2 {
 			return unsupported("writing a table with writer version %d", p.MinWriterVersion)
+		}
+		if p.MinWriterVersion == 2 {
+			if col := invariantColumn(schema, ""); col != "" {
+				return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
+			}
 		}
 		return nil
 	}
@@ -72,4 +80,42 @@ func CheckWritable(p Protocol) error {
 		}
 	}
 	return nil
+}
+
+// invariantKey is the column metadata key holding a column invariant.
+const invariantKey = "delta.invariants"
+
+// invariantColumn returns the dotted path of the first column, nested ones
+// included, that carries an invariant, or "" when none does.
+func invariantColumn(t DataType, path string) string {
+	switch t := t.(type) {
+	case *StructType:
+		if t == nil {
+			return ""
+		}
+		for _, f := range t.Fields {
+			if f == nil {
+				continue
+			}
+			p := childPath(path, f.Name)
+			if _, ok := f.Metadata[invariantKey]; ok {
+				return p
+			}
+			if col := invariantColumn(f.Type, p); col != "" {
+				return col
+			}
+		}
+	case *ArrayType:
+		if t != nil {
+			return invariantColumn(t.ElementType, childPath(path, "element"))
+		}
+	case *MapType:
+		if t != nil {
+			if col := invariantColumn(t.KeyType, childPath(path, "key")); col != "" {
+				return col
+			}
+			return invariantColumn(t.ValueType, childPath(path, "value"))
+		}
+	}
+	return ""
 }

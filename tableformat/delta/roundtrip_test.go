@@ -3,7 +3,10 @@ package delta
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -249,5 +252,107 @@ func TestScanArrow(t *testing.T) {
 	}
 	if rows != 12 {
 		t.Fatalf("%d rows, want 12", rows)
+	}
+}
+
+// TestScanColumnMappingIDMode: in column mapping id mode a column is found
+// in a data file by its Parquet field id, whatever name the file gives it
+// (an Iceberg table converted to Delta after a rename writes such files).
+// Top-level columns are read by id; a column no file holds, and a struct a
+// file lacks, read as NULL. Files DuckDB would read wrongly are refused:
+// one holding a column under its physical name but without a field id,
+// and one holding a nested field id under another name (nested fields are
+// matched by name).
+func TestScanColumnMappingIDMode(t *testing.T) {
+	ctx := context.Background()
+	db := openDuckDB(t)
+	field := func(name, phys string, id int, typ string) string {
+		return fmt.Sprintf(`{"name":%q,"type":%s,"nullable":true,"metadata":{"delta.columnMapping.id":%d,"delta.columnMapping.physicalName":%q}}`,
+			name, typ, id, phys)
+	}
+	schema := `{"type":"struct","fields":[` + field("id", "c1", 1, `"long"`) + `,` + field("name", "c2", 2, `"string"`) + `,` +
+		field("s", "c3", 3, `{"type":"struct","fields":[`+field("a", "c4", 4, `"integer"`)+`]}`) + `,` +
+		field("added", "c5", 5, `"integer"`) + `,` + field("p", "c6", 6, `"string"`) + `]}`
+	// table writes an id-mode table of one data file per COPY statement,
+	// partition value p = the file's name.
+	type dataFile struct {
+		query, opts string
+		deleted     []uint64 // rows removed by an inline deletion vector
+	}
+	table := func(t *testing.T, copies ...dataFile) *Snapshot {
+		t.Helper()
+		dir := t.TempDir()
+		store, err := NewLocalStorage(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions := []Action{
+			{Protocol: &Protocol{MinReaderVersion: 2, MinWriterVersion: 5}},
+			{MetaData: &Metadata{ID: "t", Format: Format{Provider: "parquet"}, SchemaString: schema, PartitionColumns: []string{"p"},
+				Configuration: map[string]string{"delta.columnMapping.mode": "id", "delta.columnMapping.maxColumnId": "6"}}},
+		}
+		for i, c := range copies {
+			name := fmt.Sprintf("f%d.parquet", i)
+			if _, err := db.ExecContext(ctx, fmt.Sprintf("COPY (%s) TO '%s/%s' (FORMAT parquet%s)", c.query, dir, name, c.opts)); err != nil {
+				t.Fatal(err)
+			}
+			info, err := os.Stat(dir + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			add := &Add{Path: name, PartitionValues: map[string]*string{"c6": &name}, Size: info.Size(), ModificationTime: 1, DataChange: true}
+			if len(c.deleted) > 0 {
+				b := encodeDVForTest(c.deleted, dvTestEncoding{})
+				add.DeletionVector = &DeletionVectorDescriptor{StorageType: "i", PathOrInlineDv: encodeZ85ForTest(b),
+					SizeInBytes: int32(len(b)), Cardinality: int64(len(c.deleted))}
+			}
+			actions = append(actions, Action{Add: add})
+		}
+		biWriteCommit(t, store, 0, actions)
+		snap, err := NewTable(store).Latest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+	rows := func(t *testing.T, snap *Snapshot) (string, error) {
+		t.Helper()
+		q, err := snap.ScanSQL(ctx, db)
+		if err != nil {
+			return "", err
+		}
+		var got string
+		err = db.QueryRowContext(ctx, `SELECT string_agg(concat_ws('|', id, name, coalesce(s::VARCHAR, 'null'), coalesce(added::VARCHAR, 'null'), p), '; ' ORDER BY id) FROM (`+q+`)`).Scan(&got)
+		return got, err
+	}
+
+	t.Run("resolved by field id", func(t *testing.T) {
+		snap := table(t,
+			dataFile{query: `SELECT 7::BIGINT AS old_id, 'x' AS old_name, {'c4': 1} AS old_s`,
+				opts: `, FIELD_IDS {old_id: 1, old_name: 2, old_s: {__duckdb_field_id: 3, c4: 4}}`},
+			dataFile{query: `SELECT * FROM (VALUES ('y', 8::BIGINT), ('z', 9)) v(c2, c1)`, opts: `, FIELD_IDS {c2: 2, c1: 1}`, deleted: []uint64{1}},
+		)
+		got, err := rows(t, snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "7|x|{'a': 1}|null|f0.parquet; 8|y|null|null|f1.parquet"; got != want {
+			t.Fatalf("rows = %q, want %q", got, want)
+		}
+	})
+
+	for _, c := range []struct {
+		name, query, opts, want string
+	}{
+		{"column without field id", `SELECT 7::BIGINT AS c1, 'x' AS c2`, ``, `"c1" is held without its field id 1`},
+		{"nested field id under another name", `SELECT 7::BIGINT AS c1, {'old_a': 1, 'c4': 2} AS c3`,
+			`, FIELD_IDS {c1: 1, c3: {__duckdb_field_id: 3, old_a: 4, c4: 9}}`, `nested field id 4 is held as "old_a"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := rows(t, table(t, dataFile{query: c.query, opts: c.opts}))
+			if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want ErrUnsupportedFeature saying %q, got %v", c.want, err)
+			}
+		})
 	}
 }

@@ -69,20 +69,33 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 	if len(files) == 0 {
 		return s.emptySQL(schema)
 	}
-	// Which physical columns the files hold: a column added to the schema
-	// after a file was written is NULL for that file's rows.
 	allPaths := make([]string, 0, len(files))
 	for _, f := range files {
 		allPaths = append(allPaths, paths[f])
 	}
-	present, err := parquetColumns(ctx, q, allPaths)
+	mapped := mode != "" && mode != "none"
+	trees, err := parquetSchemas(ctx, q, allPaths)
 	if err != nil {
 		return "", err
 	}
-	mapped := mode != "" && mode != "none"
-	sel, err := s.selectList(schema, parts, present, mapped)
-	if err != nil {
-		return "", err
+	byID := mode == "id" && len(parts) < len(schema.Fields)
+	readOpts := "union_by_name = true"
+	if byID {
+		if err := checkFieldIDs(trees, schema, parts); err != nil {
+			return "", err
+		}
+		if readOpts, err = fieldIDSchema(schema, parts); err != nil {
+			return "", err
+		}
+	}
+	// selectFor is the select list over some of the files: a column none of
+	// them holds (added to the schema after they were written) is NULL.
+	selectFor := func(ps []string) (string, error) {
+		present, err := presentColumns(trees, ps, schema, byID)
+		if err != nil {
+			return "", err
+		}
+		return s.selectList(schema, parts, present, mapped)
 	}
 	// Under column mapping, partitionValues are keyed by physical name.
 	pkeys := make([]string, len(s.Metadata.PartitionColumns))
@@ -95,7 +108,11 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		for i, f := range plain {
 			ps[i] = paths[f]
 		}
-		from := fmt.Sprintf("read_parquet(%s, union_by_name = true, filename = '%s') AS d", sqlList(ps), fileColumn)
+		sel, err := selectFor(ps)
+		if err != nil {
+			return "", err
+		}
+		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s') AS d", sqlList(ps), readOpts, fileColumn)
 		branches = append(branches, branch(sel, from, pkeys, plain, paths, ""))
 	}
 	for _, f := range withDV {
@@ -103,8 +120,12 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		if err != nil {
 			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
 		}
-		from := fmt.Sprintf("read_parquet(%s, union_by_name = true, filename = '%s', file_row_number = true) AS d",
-			sqlList([]string{paths[f]}), fileColumn)
+		sel, err := selectFor([]string{paths[f]})
+		if err != nil {
+			return "", err
+		}
+		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s', file_row_number = true) AS d",
+			sqlList([]string{paths[f]}), readOpts, fileColumn)
 		where := ""
 		if len(rows) > 0 {
 			nums := make([]string, len(rows))
@@ -270,23 +291,88 @@ func (s *Snapshot) emptySQL(schema *StructType) (string, error) {
 	return "SELECT " + strings.Join(cols, ", ") + " WHERE false", nil
 }
 
-// parquetColumns returns the top-level column names found in the files.
-func parquetColumns(ctx context.Context, q Querier, paths []string) (map[string]bool, error) {
+// presentColumns tells which physical top-level columns the files at
+// paths hold. In column mapping id mode every data column is in the read
+// (read_parquet's schema option yields NULL for one a file lacks).
+func presentColumns(trees map[string]*parquetNode, paths []string, schema *StructType, byID bool) (map[string]bool, error) {
+	out := map[string]bool{}
+	if byID {
+		for _, f := range schema.Fields {
+			out[physicalName(f, true)] = true
+		}
+		return out, nil
+	}
+	for _, p := range paths {
+		root, ok := trees[p]
+		if !ok {
+			return nil, fmt.Errorf("data file %s: DuckDB reported no Parquet schema for it", p)
+		}
+		for _, c := range root.children {
+			out[c.name] = true
+		}
+	}
+	return out, nil
+}
+
+// parquetNode is one element of a Parquet file's schema tree.
+type parquetNode struct {
+	name     string
+	fieldID  sql.NullInt64
+	children []*parquetNode
+}
+
+// parquetSchemas reads the schema tree of each file, keyed by its path.
+func parquetSchemas(ctx context.Context, q Querier, paths []string) (map[string]*parquetNode, error) {
 	rows, err := q.QueryContext(ctx, fmt.Sprintf(
-		"SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(%s, union_by_name = true))", sqlList(paths)))
+		"SELECT file_name, name, num_children, field_id FROM parquet_schema(%s) ORDER BY file_name, column_id", sqlList(paths)))
 	if err != nil {
 		return nil, fmt.Errorf("read data file schemas: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]bool{}
+	flat := map[string][]schemaElement{}
 	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
+		var file string
+		var n parquetNode
+		var children sql.NullInt64
+		if err := rows.Scan(&file, &n.name, &children, &n.fieldID); err != nil {
+			return nil, fmt.Errorf("read data file schemas: %w", err)
 		}
-		out[name] = true
+		flat[file] = append(flat[file], schemaElement{&n, children.Int64})
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read data file schemas: %w", err)
+	}
+	out := make(map[string]*parquetNode, len(flat))
+	for file, elems := range flat {
+		if _, err := linkChildren(elems, 0); err != nil {
+			return nil, fmt.Errorf("data file %s: %w", file, err)
+		}
+		out[file] = elems[0].node
+	}
+	return out, nil
+}
+
+// schemaElement is a row of parquet_schema: a node and its child count.
+type schemaElement struct {
+	node     *parquetNode
+	children int64
+}
+
+// linkChildren gives elems[i] its children, which follow it depth first,
+// and returns the index after its subtree.
+func linkChildren(elems []schemaElement, i int) (int, error) {
+	next := i + 1
+	for k := int64(0); k < elems[i].children; k++ {
+		if next >= len(elems) {
+			return 0, fmt.Errorf("truncated Parquet schema")
+		}
+		elems[i].node.children = append(elems[i].node.children, elems[next].node)
+		var err error
+		if next, err = linkChildren(elems, next); err != nil {
+			return 0, err
+		}
+	}
+	return next, nil
 }
 
 // localPaths resolves the files to local paths, fetching several at a

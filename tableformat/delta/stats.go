@@ -87,14 +87,18 @@ func deltaPartitionString(t DataType, s string) (*string, error) {
 		if s == "" { // the protocol cannot tell "" from null
 			return nil, nil
 		}
+	case TypeDate:
+		if _, err := time.Parse(partitionDateLayout, s); err != nil {
+			return nil, noPartitionForm("date", s)
+		}
 	case TypeTimestamp:
-		ts, err := parseDuckTimestamp(s)
+		ts, err := partitionTimestamp(s, true)
 		if err != nil {
 			return nil, err
 		}
-		s = ts.UTC().Format("2006-01-02T15:04:05.000000Z")
+		s = ts.Format("2006-01-02T15:04:05.000000Z")
 	case TypeTimestampNTZ:
-		ts, err := parseDuckTimestamp(s)
+		ts, err := partitionTimestamp(s, false)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +114,31 @@ func deltaPartitionString(t DataType, s string) (*string, error) {
 		}
 	}
 	return &s, nil
+}
+
+// partitionTimestamp reads DuckDB's text of a timestamp partition value,
+// in UTC when utc is set. The protocol's forms have four-digit years, so a
+// value DuckDB prints with "(BC)", a year past 9999 or an infinity has none.
+func partitionTimestamp(s string, utc bool) (time.Time, error) {
+	ts, err := parseDuckTimestamp(s)
+	if err != nil {
+		return time.Time{}, noPartitionForm("timestamp", s)
+	}
+	if utc {
+		ts = ts.UTC()
+	}
+	if ts.Year() < 1 || ts.Year() > 9999 {
+		return time.Time{}, noPartitionForm("timestamp", s)
+	}
+	return ts, nil
+}
+
+// noPartitionForm refuses a value the protocol's partition value forms
+// cannot spell (they have years 0001 to 9999 only): written as DuckDB
+// prints it, no reader could parse it, and the whole table would become
+// unreadable. The caller adds the column name.
+func noPartitionForm(kind, s string) error {
+	return unsupported("%s partition value %q: Delta partition values hold years 0001 to 9999 only", kind, s)
 }
 
 func parseDuckTimestamp(s string) (time.Time, error) {
