@@ -63,7 +63,7 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	if err != nil {
 		return nil, false, err
 	}
-	if sess, ok := ctx.Session.(*Session); ok && sess.changelog.Load() {
+	if sess, ok := ctx.Session.(*Session); ok && sess.opColumnShown(ctx) {
 		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
 			Source: h.rec.Name, DatabaseSource: DatabaseName})
 	}
@@ -162,7 +162,14 @@ type table struct {
 var (
 	_ gms.Table           = (*table)(nil)
 	_ gms.InsertableTable = (*table)(nil)
+	_ gms.TemporaryTable  = (*table)(nil)
 )
+
+// IsTemporary implements sql.TemporaryTable: a sink never is one.
+// go-mysql-server's check of writes in a READ ONLY transaction asks every
+// table written to, and fails with a nil pointer on a table that does not
+// answer, instead of refusing the write with 1792.
+func (t *table) IsTemporary() bool { return false }
 
 func (t *table) Name() string               { return t.h.rec.Name }
 func (t *table) String() string             { return t.h.rec.Name }
@@ -181,6 +188,13 @@ func (t *table) Partitions(*gms.Context) (gms.PartitionIter, error) {
 // transaction this is still the last committed version: a transaction does
 // not see its own uncommitted rows.
 func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, error) {
+	if sess, ok := ctx.Session.(*Session); ok {
+		// An UPDATE or DELETE locks its sink before it reads the rows
+		// it changes.
+		if err := sess.lockTarget(ctx, t.h); err != nil {
+			return nil, sess.fail(err)
+		}
+	}
 	e := t.h.engine
 	scan, err := scanSQL(ctx, t.sink, e.db)
 	if err != nil {
@@ -475,14 +489,24 @@ var (
 // Deleter implements sql.DeletableTable: on an upsert sink each deleted
 // row becomes a changelog row with _op = 'D' (go-mysql-server finds the rows
 // in the last committed version, the WHERE applied).
-func (t *table) Deleter(*gms.Context) gms.RowDeleter {
-	return &changeWriter{inserter: inserter{t: t}}
+func (t *table) Deleter(ctx *gms.Context) gms.RowDeleter {
+	return t.changeWriter(ctx)
 }
 
 // Updater implements sql.UpdatableTable: on an upsert sink each updated
 // row becomes a changelog row with _op = 'U'. Changing a key column is
 // refused.
-func (t *table) Updater(*gms.Context) gms.RowUpdater {
+func (t *table) Updater(ctx *gms.Context) gms.RowUpdater {
+	return t.changeWriter(ctx)
+}
+
+// changeWriter returns the writer of an UPDATE or DELETE of the sink, and
+// records the sink as one the running statement changes, so that it is
+// locked before its rows are read (Session.lockTarget).
+func (t *table) changeWriter(ctx *gms.Context) *changeWriter {
+	if sess, ok := ctx.Session.(*Session); ok {
+		sess.addTarget(ctx, t.h)
+	}
 	return &changeWriter{inserter: inserter{t: t}}
 }
 
@@ -490,6 +514,19 @@ func (t *table) Updater(*gms.Context) gms.RowUpdater {
 // statement like inserts.
 type changeWriter struct {
 	inserter
+}
+
+// StatementComplete hands the statement's changelog rows over, unless the
+// statement changes more than one sink (Session.checkOneTarget): then no
+// sink gets any.
+func (c *changeWriter) StatementComplete(ctx *gms.Context) error {
+	if sess, ok := ctx.Session.(*Session); ok {
+		if err := sess.checkOneTarget(ctx); err != nil {
+			_ = c.DiscardChanges(ctx, err)
+			return sess.fail(err)
+		}
+	}
+	return c.inserter.StatementComplete(ctx)
 }
 
 func (c *changeWriter) upsertOnly(ctx *gms.Context, what string) error {

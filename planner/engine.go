@@ -13,11 +13,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
@@ -259,7 +261,13 @@ func (h *sinkHandle) acquire(ctx context.Context) error {
 	case <-timer.C:
 		return fmt.Errorf("%w: sink %s (waited %v)", errSinkBusy, h.rec.Name, LockWaitTimeout)
 	case <-ctx.Done():
-		return fmt.Errorf("%w: sink %s (%w)", errSinkBusy, h.rec.Name, ctx.Err())
+		// A caller's deadline is a lock wait that timed out (1205); a
+		// cancellation (KILL QUERY, a closed connection) interrupts
+		// the statement (1317).
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%w: sink %s (%w)", errSinkBusy, h.rec.Name, ctx.Err())
+		}
+		return fmt.Errorf("%w while it waited for sink %s (%w)", errInterrupted, h.rec.Name, ctx.Err())
 	}
 }
 
@@ -596,7 +604,15 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 	return res, nil
 }
 
-// gmsContext builds a go-mysql-server context for a session.
-func (e *Engine) gmsContext(ctx context.Context, s *Session) *gms.Context {
-	return gms.NewContext(ctx, gms.WithSession(s))
+// embeddedPids numbers the statements Engine.Exec runs, as the server's
+// session manager numbers its own: a session tells one statement from the
+// next by its process id (see statementTargets). The server's numbers
+// start at 1; these count down from the top, so the two never meet.
+var embeddedPids atomic.Uint64
+
+// gmsContext builds a go-mysql-server context for a session's next
+// statement, query, with a process id of its own.
+func (e *Engine) gmsContext(ctx context.Context, s *Session, query string) *gms.Context {
+	pid := math.MaxUint64 - embeddedPids.Add(1)
+	return gms.NewContext(ctx, gms.WithSession(s), gms.WithPid(pid), gms.WithQuery(query))
 }

@@ -526,6 +526,33 @@ func TestShowSinkStatus(t *testing.T) {
 	te.fails(s, "SHOW SINK STATUS nosuch", "no such sink")
 }
 
+// A failed COMMIT ends the transaction for Engine.Exec too (the REPL, the
+// database/sql driver, whose Tx.Commit runs COMMIT and then hands the
+// connection back to its pool): the session is in autocommit mode again,
+// and an INSERT after it commits on its own instead of waiting, unseen,
+// for a COMMIT that never comes.
+func TestFailedCommitLeavesAutocommit(t *testing.T) {
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	te.exec(s, "CREATE SINK fc INTO DELTA 'fc' (id BIGINT NOT NULL)")
+	te.exec(s, "BEGIN")
+	te.exec(s, "INSERT INTO fc VALUES (1)")
+	next := filepath.Join(te.dir, "fc", "_delta_log", "00000000000000000001.json")
+	if err := os.Mkdir(next, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.e.Exec(context.Background(), s, "COMMIT"); err == nil {
+		t.Fatal("COMMIT succeeded although its log entry could not be written")
+	}
+	if err := os.Remove(next); err != nil {
+		t.Fatal(err)
+	}
+	te.exec(s, "INSERT INTO fc VALUES (2)")
+	if got := te.rows(te.session(), "SELECT id FROM fc"); !cmp.Equal(got, [][]any{{int64(2)}}) {
+		t.Errorf("another session sees %v, want [[2]]: the INSERT after the failed COMMIT was not committed", got)
+	}
+}
+
 // TestLeakedEpochIsDropped: go-mysql-server's server path leaves a failed
 // autocommit statement's transaction open; rows that statement handed to a
 // sink must not reach the next statement's commit.
@@ -534,7 +561,7 @@ func TestLeakedEpochIsDropped(t *testing.T) {
 	s := te.session()
 	te.exec(s, createOrders)
 	h, _ := te.e.lookup("orders")
-	gctx := te.e.gmsContext(context.Background(), s)
+	gctx := te.e.gmsContext(context.Background(), s, "")
 	tx, err := s.StartTransaction(gctx, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,8 @@ func MySQLError(err error) *mysql.SQLError {
 		code = erInvalidJSONText
 	case errors.Is(err, errSinkBusy):
 		code = mysql.ERLockWaitTimeout
+	case errors.Is(err, errInterrupted):
+		code = mysql.ERQueryInterrupted
 	case errors.Is(err, catalogadapter.ErrConflict):
 		// Other writers kept winning: MySQL's "try restarting transaction".
 		code = mysql.ERLockDeadlock
@@ -70,5 +72,14 @@ const erTooBigScale = 1425
 // erInvalidJSONText is MySQL's ER_INVALID_JSON_TEXT, which vitess does not name.
 const erInvalidJSONText = 3140
 
+// erReadOnlyTransaction is MySQL's ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+// which vitess does not name (go-mysql-server sends it with HY000).
+const erReadOnlyTransaction = 1792
+
 // errSinkBusy marks a sink that another transaction held too long.
 var errSinkBusy = errors.New("sink is in use by another transaction")
+
+// errInterrupted marks a statement cancelled while it waited for a sink
+// (KILL QUERY, a closed connection): MySQL's 1317, which a client that
+// retries on 1205 must not take for a lock wait timeout.
+var errInterrupted = errors.New("query execution was interrupted")

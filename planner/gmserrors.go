@@ -51,6 +51,10 @@ var gmsKinds = []*gmsKind{
 	// ER_TRUNCATED_WRONG_VALUE ("Incorrect date value").
 	{kind: types.ErrConvertingToTime, code: mysql.ERTruncatedWrongValue, state: "22007"},
 	{kind: types.ErrConvertingToTimeOutOfRange, code: mysql.ERTruncatedWrongValue, state: "22007"},
+	// Bytes that are not text in the column's character set (not UTF-8
+	// for a VARCHAR): 1366, ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+	// ("Incorrect string value").
+	{kind: types.ErrBadCharsetString, code: mysql.ERTruncatedWrongValueForField, state: mysql.SSUnknownSQLState},
 	// A VALUES row or SELECT with too many or too few values: 1136.
 	{kind: gms.ErrInsertIntoMismatchValueCount, code: mysql.ERWrongValueCountOnRow, state: mysql.SSWrongValueCountOnRow},
 	// An unknown column: 1054.

@@ -71,8 +71,6 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	}
 	if sess, ok := gctx.Session.(*Session); ok {
 		sess.dropLeakedEpochs(gctx)
-		// The sinks show _op while an INSERT that names it is planned.
-		sess.changelog.Store(namesOpColumn(query))
 	}
 	if err := refuseOnDuplicate(query); err != nil {
 		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil

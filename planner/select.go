@@ -184,6 +184,12 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 		}
 	}
 	if sel.Having != nil {
+		if len(sel.GroupBy) == 0 {
+			// MySQL lets HAVING without GROUP BY name the selected
+			// columns (it filters rows then); DuckDB refuses a column
+			// that is not aggregated there.
+			return nil, noRoute("HAVING without GROUP BY")
+		}
 		r.allowAggregates = true
 		c, err := r.cond(sel.Having.Expr)
 		r.allowAggregates = false

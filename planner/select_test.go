@@ -76,6 +76,9 @@ func TestSelectRouteMatchesGMS(t *testing.T) {
 		"SELECT id FROM t WHERE n = '10'",   // MySQL converts the string to a number
 		"SELECT id FROM t WHERE region = 1", // ... and the column to a number
 		"SELECT id FROM t WHERE ok = 2",     // DuckDB would read 2 as true
+		// MySQL filters rows by a selected column here; DuckDB wants
+		// HAVING without GROUP BY to hold aggregates only.
+		"SELECT id FROM t WHERE n > 2 HAVING id > 2 ORDER BY id",
 	} {
 		before := s.routed.Load()
 		te.exec(s, q)
@@ -85,6 +88,9 @@ func TestSelectRouteMatchesGMS(t *testing.T) {
 	}
 	if got := te.rows(s, "SELECT id FROM t WHERE n = '10' ORDER BY id"); !cmp.Equal(got, [][]any{{int64(1)}, {int64(4)}}) {
 		t.Errorf("string compared with a number: %v", got)
+	}
+	if got := te.rows(s, "SELECT id FROM t WHERE n > 2 HAVING id > 2 ORDER BY id"); !cmp.Equal(got, [][]any{{int64(3)}, {int64(4)}}) {
+		t.Errorf("HAVING without GROUP BY: %v", got)
 	}
 }
 

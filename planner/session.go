@@ -5,7 +5,8 @@ package planner
 // ROLLBACK and autocommit drive lakesql's epochs:
 //
 //   - a transaction opens an epoch on a sink at the first statement that
-//     writes rows into it, and holds the sink until it ends;
+//     writes rows into it, and holds the sink until it ends; an UPDATE or
+//     DELETE takes its sink before it reads the rows it changes;
 //   - COMMIT (or the end of an autocommit statement) runs PreCommit and
 //     CommitEpoch on every sink the transaction touched, one table version
 //     each; ROLLBACK discards them;
@@ -15,7 +16,9 @@ package planner
 //
 // Rows of a statement are handed to the sink only when the statement has
 // succeeded (see inserter), so a failing statement leaves the earlier
-// statements' rows of the transaction in place.
+// statements' rows of the transaction in place and none of its own; for
+// that, a statement changes one sink at most (checkOneTarget). A failed
+// COMMIT ends the transaction (endTransaction).
 
 import (
 	"context"
@@ -23,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,9 +72,11 @@ type Session struct {
 	tx *txn
 	// skipped counts commits of the last transaction that were replays.
 	skipped, committed int
-	// changelog is set while an INSERT that names the _op column runs:
-	// the sinks then show _op as their last column.
-	changelog atomic.Bool
+	// opShown remembers the last statement text opColumnShown parsed.
+	opShown struct {
+		query string
+		shown bool
+	}
 	// routed counts the SELECTs that ran in DuckDB; noRoute sends every
 	// SELECT to go-mysql-server (for tests that compare the two).
 	routed  atomic.Int64
@@ -78,6 +84,17 @@ type Session struct {
 	// failure is the last error one of the session's hooks raised (rows
 	// reaching a sink, a COMMIT): see TakeError.
 	failure atomic.Pointer[error]
+	// targets are the sinks the running statement changes through UPDATE
+	// or DELETE (guarded by mu): see addTarget.
+	targets statementTargets
+}
+
+// statementTargets are the sinks one statement changes, by the statement's
+// process id: go-mysql-server's server numbers every statement, and
+// Engine.Exec numbers its own (gmsContext), so a new id is a new statement.
+type statementTargets struct {
+	pid   uint64
+	sinks []*sinkHandle
 }
 
 // fail records err as the session's last failure and returns it.
@@ -129,29 +146,86 @@ func (s *Session) Close() error {
 
 var txnSeq atomic.Int64
 
-// txn is a transaction: the epochs it opened, by sink.
+// txn is a transaction: the epochs it opened, by sink, and the sinks whose
+// lock it holds.
 type txn struct {
 	id     int64
 	epochs map[*sinkHandle]int64
 	order  []*sinkHandle
+	// held are the sinks the transaction has locked: every sink it opened
+	// an epoch on, and those an UPDATE or DELETE locked before reading the
+	// rows it changes (see Session.lockTarget). All stay locked until the
+	// transaction ends, as MySQL keeps row locks.
+	held map[*sinkHandle]bool
+	// readOnly is START TRANSACTION READ ONLY, or transaction_read_only:
+	// go-mysql-server then refuses writes (1792).
+	readOnly bool
+}
+
+func newTxn(readOnly bool) *txn {
+	return &txn{id: txnSeq.Add(1), epochs: map[*sinkHandle]int64{}, held: map[*sinkHandle]bool{}, readOnly: readOnly}
 }
 
 func (t *txn) String() string   { return fmt.Sprintf("lakesql transaction %d", t.id) }
-func (t *txn) IsReadOnly() bool { return false }
+func (t *txn) IsReadOnly() bool { return t.readOnly }
+
+// busy reports whether the transaction holds a sink (and so, perhaps, epochs).
+func (t *txn) busy() bool { return len(t.held) > 0 }
+
+// lock takes h's lock for the transaction, waiting for the transaction
+// that holds it; took says this call took it (it was not held already).
+func (t *txn) lock(ctx context.Context, h *sinkHandle) (took bool, err error) {
+	if t.held[h] {
+		return false, nil
+	}
+	if err := h.acquire(ctx); err != nil {
+		return false, err
+	}
+	t.held[h] = true
+	return true, nil
+}
+
+// unlock releases h's lock, which the transaction holds.
+func (t *txn) unlock(h *sinkHandle) {
+	if t.held[h] {
+		delete(t.held, h)
+		h.release()
+	}
+}
+
+// unlockAll releases every sink the transaction holds: it has ended.
+func (t *txn) unlockAll() {
+	for h := range t.held {
+		h.release()
+	}
+	t.held = map[*sinkHandle]bool{}
+}
 
 // StartTransaction implements sql.TransactionSession. go-mysql-server calls
 // it for every statement outside a transaction, so it is cheap: epochs open
 // when rows arrive.
-func (s *Session) StartTransaction(ctx *gms.Context, _ gms.TransactionCharacteristic) (gms.Transaction, error) {
+func (s *Session) StartTransaction(ctx *gms.Context, char gms.TransactionCharacteristic) (gms.Transaction, error) {
+	readOnly := char == gms.ReadOnly || s.readOnlyByDefault(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tx != nil && len(s.tx.order) > 0 {
+	if s.tx != nil && s.tx.busy() {
 		// go-mysql-server left a failed statement's transaction open; its
-		// epochs must not leak into the new one.
+		// epochs and locks must not leak into the new one.
 		s.tx.rollback(ctx)
 	}
-	s.tx = &txn{id: txnSeq.Add(1), epochs: map[*sinkHandle]int64{}}
+	s.tx = newTxn(readOnly)
 	return s.tx, nil
+}
+
+// readOnlyByDefault reports the session's transaction_read_only: MySQL
+// makes every transaction that does not say READ WRITE read-only then.
+func (s *Session) readOnlyByDefault(ctx *gms.Context) bool {
+	v, err := s.GetSessionVariable(ctx, "transaction_read_only")
+	if err != nil {
+		return false
+	}
+	n, ok := toInt64(v)
+	return ok && n != 0
 }
 
 // current returns the open transaction, starting one if needed.
@@ -159,7 +233,7 @@ func (s *Session) current() *txn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tx == nil {
-		s.tx = &txn{id: txnSeq.Add(1), epochs: map[*sinkHandle]int64{}}
+		s.tx = newTxn(false)
 	}
 	return s.tx
 }
@@ -181,21 +255,63 @@ func (s *Session) dropLeakedEpochs(ctx *gms.Context) {
 	}
 	s.mu.Lock()
 	t := s.tx
-	if t != nil && len(t.order) > 0 {
+	if t != nil && t.busy() {
 		s.tx = nil
 	} else {
 		t = nil
 	}
 	s.mu.Unlock()
 	if t != nil {
+		if len(t.order) > 0 {
+			s.resetEpoch(ctx)
+		}
 		_ = t.rollback(ctx)
-		s.resetEpoch(ctx)
 	}
+}
+
+// StatementFailed ends what a failed statement leaves open in autocommit
+// mode: go-mysql-server's server keeps the statement's transaction after
+// an error, and with it the sinks the statement locked (an UPDATE locks
+// its sink before reading) until the connection's next statement. The
+// wire layer calls it when a statement fails, so an idle connection holds
+// no sink. Inside BEGIN ... COMMIT nothing changes: the transaction's
+// earlier statements stand, and it keeps its locks until it ends.
+func (s *Session) StatementFailed(ctx context.Context) {
+	s.abortAutocommit(s.engine.gmsContext(ctx, s, ""))
+}
+
+// abortAutocommit rolls back the transaction of a failed autocommit
+// statement, in lakesql and in go-mysql-server.
+func (s *Session) abortAutocommit(ctx *gms.Context) {
+	if ctx.GetIgnoreAutoCommit() {
+		return
+	}
+	if auto, err := isAutocommit(ctx); err != nil || !auto {
+		return
+	}
+	_ = s.Rollback(ctx, ctx.GetTransaction())
+	ctx.SetTransaction(nil)
 }
 
 // CommitTransaction implements sql.TransactionSession: one commit per sink touched.
 func (s *Session) CommitTransaction(ctx *gms.Context, tx gms.Transaction) error {
-	return s.fail(s.commitTransaction(ctx))
+	err := s.commitTransaction(ctx)
+	if err != nil {
+		endTransaction(ctx)
+	}
+	return s.fail(err)
+}
+
+// endTransaction puts go-mysql-server's session back in autocommit mode,
+// with no transaction, after a COMMIT or ROLLBACK that failed. lakesql's
+// transaction is over by then (what did not commit was rolled back), as
+// MySQL's is after a failed COMMIT; but go-mysql-server's COMMIT (and
+// ROLLBACK, and BEGIN's implicit commit) return before they reset the
+// session, which would then go on ignoring autocommit: every later
+// "autocommit" statement would be held in a transaction nothing commits.
+func endTransaction(ctx *gms.Context) {
+	ctx.SetIgnoreAutoCommit(false)
+	ctx.SetTransaction(nil)
 }
 
 func (s *Session) commitTransaction(ctx *gms.Context) error {
@@ -252,7 +368,11 @@ func (s *Session) Rollback(ctx *gms.Context, tx gms.Transaction) error {
 	if len(t.order) > 0 {
 		s.resetEpoch(ctx)
 	}
-	return s.fail(t.rollback(ctx))
+	err := t.rollback(ctx)
+	if err != nil {
+		endTransaction(ctx)
+	}
+	return s.fail(err)
 }
 
 // CreateSavepoint implements sql.TransactionSession: not supported.
@@ -295,6 +415,68 @@ func (s *Session) writes(h *sinkHandle) bool {
 	return ok
 }
 
+// addTarget records that the running statement changes h: go-mysql-server
+// asks the sink for an updater or deleter while it plans or starts an
+// UPDATE or DELETE, before any row is read.
+func (s *Session) addTarget(ctx *gms.Context, h *sinkHandle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.targets.pid != ctx.Pid() {
+		s.targets = statementTargets{pid: ctx.Pid()}
+	}
+	if !slices.Contains(s.targets.sinks, h) {
+		s.targets.sinks = append(s.targets.sinks, h)
+	}
+}
+
+// changedSinks returns the sinks the running statement changes.
+func (s *Session) changedSinks(ctx *gms.Context) []*sinkHandle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.targets.pid != ctx.Pid() {
+		return nil
+	}
+	return slices.Clone(s.targets.sinks)
+}
+
+// checkOneTarget refuses a statement that changes more than one sink
+// (UPDATE a JOIN b SET a.x = ..., b.y = ...; DELETE a, b FROM ...). A
+// sink cannot take back rows it was handed, so if the statement failed on
+// its second sink, its rows for the first would stay in the transaction,
+// and COMMIT would write them although the statement failed. Refusing it
+// before any row is read or handed over keeps a failed statement from
+// leaving anything behind.
+func (s *Session) checkOneTarget(ctx *gms.Context) error {
+	targets := s.changedSinks(ctx)
+	if len(targets) < 2 {
+		return nil
+	}
+	names := make([]string, len(targets))
+	for i, h := range targets {
+		names[i] = h.rec.Name
+	}
+	return fmt.Errorf("%w: a statement that changes more than one sink (%s): change one sink per statement (a transaction still commits several sinks together)",
+		ErrNotSupported, strings.Join(names, ", "))
+}
+
+// lockTarget runs before rows of h are read. When the running statement
+// changes h (an UPDATE or DELETE), the transaction takes h's lock first,
+// and the rows are then read from the version committed last: the rows
+// the statement changes are the latest, and no other transaction commits
+// over them until this one ends, as MySQL's row locks (at the sink's
+// granularity) ensure. Without it, two concurrent UPDATE t SET n = n + 1
+// would read the same version and both write n + 1.
+func (s *Session) lockTarget(ctx *gms.Context, h *sinkHandle) error {
+	if !slices.Contains(s.changedSinks(ctx), h) {
+		return nil
+	}
+	if err := s.checkOneTarget(ctx); err != nil {
+		return err
+	}
+	_, err := s.current().lock(ctx, h)
+	return err
+}
+
 // write hands a successful statement's rows for one sink to the session's
 // transaction, opening the sink's epoch first if this is the transaction's
 // first write to it.
@@ -318,8 +500,9 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 	defer rec.Release()
 	t := s.current()
 	_, open := t.epochs[h]
+	took := false
 	if !open {
-		if err := h.acquire(ctx); err != nil {
+		if took, err = t.lock(ctx, h); err != nil {
 			return err
 		}
 		e, ok := s.explicitEpoch(ctx)
@@ -331,7 +514,9 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 			}
 		}
 		if err := sink.BeginEpoch(ctx, e); err != nil {
-			h.release()
+			if took {
+				t.unlock(h)
+			}
 			return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 		}
 		t.epochs[h] = e
@@ -345,7 +530,9 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 			_ = sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h])
 			delete(t.epochs, h)
 			t.order = t.order[:len(t.order)-1]
-			h.release()
+			if took {
+				t.unlock(h)
+			}
 		}
 		return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 	}
@@ -356,18 +543,17 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 // were first written. A sink that fails to commit is rolled back; the ones
 // before it stay committed (replaying the epoch repairs the rest).
 func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
+	defer t.unlockAll()
 	var errs []error
 	for _, h := range t.order {
 		e := t.epochs[h]
 		sink, oerr := h.open(ctx)
 		if oerr != nil {
 			errs = append(errs, oerr)
-			h.release()
 			continue
 		}
 		if len(errs) > 0 {
 			_ = sink.RollbackEpoch(ctx, e)
-			h.release()
 			continue
 		}
 		var res sqlsink.CommitResult
@@ -384,13 +570,13 @@ func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 		default:
 			committed++
 		}
-		h.release()
 	}
 	t.order, t.epochs = nil, nil
 	return skipped, committed, errors.Join(errs...)
 }
 
 func (t *txn) rollback(ctx context.Context) error {
+	defer t.unlockAll()
 	var errs []error
 	for _, h := range t.order {
 		if sink, err := h.open(ctx); err == nil {
@@ -398,40 +584,41 @@ func (t *txn) rollback(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("sink %s: %w", h.rec.Name, err))
 			}
 		}
-		h.release()
 	}
 	t.order, t.epochs = nil, nil
 	return errors.Join(errs...)
 }
 
+// TakeReplayed reports whether the commits since it was last called were
+// all replays: every sink the statement committed already held its epoch,
+// so the statement wrote nothing, and its client must be told 0 rows
+// affected. It forgets them, so the next statement starts afresh.
+// Engine.Exec applies it itself; the wire layer asks after each statement
+// (go-mysql-server counts the rows before the commit).
+func (s *Session) TakeReplayed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	replayed := s.skipped > 0 && s.committed == 0
+	s.skipped, s.committed = 0, 0
+	return replayed
+}
+
 // execGMS runs a statement through go-mysql-server and drains its rows.
 func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
-	gctx := s.engine.gmsContext(ctx, s)
+	gctx := s.engine.gmsContext(ctx, s, query)
 	s.mu.Lock()
 	s.skipped, s.committed = 0, 0
 	s.mu.Unlock()
-	// go-mysql-server clears the warnings when a statement starts, except
-	// for SHOW WARNINGS, which must still see the last statement's.
-	defer s.changelog.Store(false)
 	res, err := s.runGMS(gctx, query)
 	if err != nil {
 		// A failed autocommit statement leaves its transaction open in
 		// go-mysql-server: roll it back so its rows go nowhere.
-		if !gctx.GetIgnoreAutoCommit() {
-			if auto, aerr := isAutocommit(gctx); aerr == nil && auto {
-				if tx := gctx.GetTransaction(); tx != nil {
-					_ = s.Rollback(gctx, tx)
-				}
-				gctx.SetTransaction(nil)
-			}
-		}
+		s.abortAutocommit(gctx)
 		return nil, err
 	}
-	s.mu.Lock()
-	if s.skipped > 0 && s.committed == 0 {
+	if s.TakeReplayed() {
 		res.RowsAffected = 0
 	}
-	s.mu.Unlock()
 	if s.WarningCount() > 0 { // zero after SHOW WARNINGS, which lists them as rows
 		for _, w := range s.Warnings() {
 			res.Warnings = append(res.Warnings, Warning{Level: w.Level, Code: w.Code, Message: w.Message})
@@ -440,16 +627,72 @@ func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
 	return res, nil
 }
 
+// opColumnShown reports whether the sinks show the changelog column _op,
+// as their last column, to the statement ctx runs: an INSERT or REPLACE
+// that names _op in its column list. It is a property of the statement,
+// read from its own text, the context's query (COM_QUERY,
+// COM_STMT_PREPARE and COM_STMT_EXECUTE all carry it), or, for EXECUTE
+// name, from the statement PREPARE cached under that name: a prepared
+// statement sees the same columns whatever ran since it was prepared.
+func (s *Session) opColumnShown(ctx *gms.Context) bool {
+	q := ctx.Query()
+	if w, _ := leadingWord(q, 0); keywordIs(w, "EXECUTE") {
+		return s.preparedNamesOp(q)
+	}
+	s.mu.Lock()
+	if s.opShown.query == q {
+		shown := s.opShown.shown
+		s.mu.Unlock()
+		return shown
+	}
+	s.mu.Unlock()
+	shown := namesOpColumn(ctx, q)
+	s.mu.Lock()
+	s.opShown.query, s.opShown.shown = q, shown
+	s.mu.Unlock()
+	return shown
+}
+
+// preparedNamesOp reports whether EXECUTE name (query) runs a prepared
+// INSERT that names _op.
+func (s *Session) preparedNamesOp(query string) bool {
+	st, err := gms.GlobalParser.ParseSimple(query)
+	ex, ok := st.(*ast.Execute)
+	if err != nil || !ok {
+		return false
+	}
+	prepared, ok := s.engine.gms.PreparedDataCache.GetCachedStmt(s.ID(), ex.Name)
+	return ok && insertNamesOp(prepared)
+}
+
 // namesOpColumn reports whether query is an INSERT or REPLACE whose column
-// list names the changelog column _op.
-func namesOpColumn(query string) bool {
-	if !strings.Contains(strings.ToLower(query), sqlsink.OpColumn) {
+// list names the changelog column _op, or PREPARE of one (whose text is
+// bound, and so planned, when it is prepared).
+func namesOpColumn(ctx *gms.Context, query string) bool {
+	w, _ := leadingWord(query, 0)
+	if !keywordIs(w, "PREPARE") && !strings.Contains(strings.ToLower(query), sqlsink.OpColumn) {
 		return false
 	}
 	st, err := gms.GlobalParser.ParseSimple(query)
 	if err != nil {
 		return false
 	}
+	if p, ok := st.(*ast.Prepare); ok {
+		text := p.Expr
+		if name, isVar := strings.CutPrefix(text, "@"); isVar {
+			_, v, err := ctx.GetUserVariable(ctx, strings.ToLower(name))
+			if text, isVar = v.(string); err != nil || !isVar {
+				return false
+			}
+		}
+		return namesOpColumn(ctx, text)
+	}
+	return insertNamesOp(st)
+}
+
+// insertNamesOp reports whether st is an INSERT or REPLACE whose column
+// list names _op.
+func insertNamesOp(st ast.Statement) bool {
 	ins, ok := st.(*ast.Insert)
 	if !ok {
 		return false

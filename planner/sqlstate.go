@@ -13,6 +13,7 @@ var sqlStates = map[int]string{
 	mysql.ERBadTable:                     mysql.SSUnknownTable,
 	mysql.ERTableExists:                  "42S01",
 	mysql.ERLockDeadlock:                 "40001",
+	mysql.ERQueryInterrupted:             mysql.SSQueryInterrupted,
 	mysql.ERBadFieldError:                mysql.SSBadFieldError,
 	mysql.ERBadDb:                        mysql.SSClientError,
 	mysql.ERBadNullError:                 mysql.SSConstraintViolation,
@@ -30,6 +31,7 @@ var sqlStates = map[int]string{
 	mysql.ERWrongTypeForVar:              mysql.SSClientError,
 	erTooBigScale:                        mysql.SSClientError,
 	erInvalidJSONText:                    "22032",
+	erReadOnlyTransaction:                "25006",
 }
 
 // withMySQLState gives e MySQL's SQLSTATE for its code when it carries the

@@ -148,6 +148,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("lakesql: listen on %s: %w", cfg.Listen, err)
 		}
 	}
+	if cfg.MaxConnections > 0 {
+		// lakesql counts connections itself, to refuse the extra ones
+		// with 1040 (see limitListener); vitess's limit stays off.
+		l = newLimitListener(l, cfg.MaxConnections)
+	}
 
 	// Quiet go-mysql-server's per-connection info logging, and keep the
 	// literals of the statements it logs (secrets among them) off it.
@@ -198,7 +203,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Listener:         l,
 		ConnReadTimeout:  cfg.ReadTimeout,
 		ConnWriteTimeout: cfg.WriteTimeout,
-		MaxConnections:   cfg.MaxConnections,
 		TLSConfig:        tlsCfg,
 		Version:          "8.0.33-lakesql",
 		Options: []gmsserver.Option{func(e *sqle.Engine, sm *gmsserver.SessionManager, h mysql.Handler) (*sqle.Engine, *gmsserver.SessionManager, mysql.Handler) {
@@ -390,6 +394,8 @@ func stopReading(c *mysql.Conn) {
 			nc = nil
 		case netutil.ConnWithTimeouts:
 			nc = x.Conn
+		case *limitedConn:
+			nc = x.Conn
 		case *tls.Conn:
 			nc = x.NetConn()
 		default:
@@ -411,12 +417,27 @@ func (h *handler) forget(c *mysql.Conn) {
 	h.s.errs.forget(c.ConnectionID)
 	if sess := h.session(c); sess != nil {
 		sess.TakeError()
+		sess.TakeReplayed()
 	}
 }
 
 // classify gives a statement's error its lakesql code (see errorLog).
 func (h *handler) classify(c *mysql.Conn, err error) error {
 	return h.s.errs.classify(c.ConnectionID, h.session(c), err)
+}
+
+// finish classifies a statement's error and, when it failed, lets the
+// planner session end what the statement left open: outside BEGIN, the
+// failed statement's transaction and the sinks it locked, which
+// go-mysql-server would keep until the connection's next statement.
+func (h *handler) finish(ctx context.Context, c *mysql.Conn, err error) error {
+	err = h.classify(c, err)
+	if err != nil {
+		if sess := h.session(c); sess != nil {
+			sess.StatementFailed(context.WithoutCancel(ctx))
+		}
+	}
+	return err
 }
 
 var errShutdown = mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "lakesql: the server is shutting down")
@@ -427,7 +448,7 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	defer h.end(c)
 	h.forget(c)
-	return h.classify(c, h.Handler.ComQuery(ctx, c, query, cb))
+	return h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(c, cb)))
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -436,8 +457,8 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	defer h.end(c)
 	h.forget(c)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, cb)
-	return rest, h.classify(c, err)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(c, cb))
+	return rest, h.finish(ctx, c, err)
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -445,7 +466,11 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		return nil, errShutdown
 	}
 	defer h.end(c)
-	return h.Handler.ComPrepare(ctx, c, query, p)
+	h.forget(c)
+	fields, err := h.Handler.ComPrepare(ctx, c, query, p)
+	// A statement refused while it is prepared gets the code it gets
+	// when it is sent as a query.
+	return fields, h.classify(c, err)
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
@@ -454,5 +479,30 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	defer h.end(c)
 	h.forget(c)
-	return h.classify(c, h.Handler.ComStmtExecute(ctx, c, p, cb))
+	return h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+		h.replayed(c, r)
+		return cb(r)
+	}))
+}
+
+// spool wraps a statement's result callback with replayed.
+func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+	return func(r *sqltypes.Result, more bool) error {
+		h.replayed(c, r)
+		return cb(r, more)
+	}
+}
+
+// replayed makes an OK result whose commits were all replays (the sinks
+// already held the epoch, see planner.Session.TakeReplayed) report 0 rows
+// affected, as Engine.Exec does: go-mysql-server counts the rows before
+// the commit finds that nothing is to be written. The result callback
+// runs after the commit.
+func (h *handler) replayed(c *mysql.Conn, r *sqltypes.Result) {
+	if r == nil || len(r.Fields) != 0 || r.RowsAffected == 0 {
+		return
+	}
+	if sess := h.session(c); sess != nil && sess.TakeReplayed() {
+		r.RowsAffected = 0
+	}
 }

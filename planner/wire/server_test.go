@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
+	"github.com/lakesql/lakesql/planner"
 )
 
 const testPassword = "s3cret-pw"
@@ -614,8 +615,9 @@ func TestMaxConnectionsAndReadTimeout(t *testing.T) {
 	}
 	db2, _ := sql.Open("mysql", dsn(srv.Addr().String(), testPassword)+"&readTimeout=3s")
 	defer db2.Close()
-	if err := db2.PingContext(ctx); err == nil {
-		t.Error("a second connection was accepted with --max-connections 1")
+	// Refused as MySQL refuses it: 1040, which clients and pools back off on.
+	if err := db2.PingContext(ctx); mysqlCode(err) != 1040 {
+		t.Errorf("a second connection with --max-connections 1: %v, want 1040 (Too many connections)", err)
 	}
 
 	// The idle connection is dropped after the read timeout.
@@ -651,5 +653,448 @@ func TestBusyPortStoresNoPassword(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, UsersFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed start stored a password nobody saw: %v", err)
+	}
+}
+
+// count runs a query that returns one integer.
+func count(t *testing.T, db *sql.DB, query string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// shortLockWait makes statements give up on a held sink quickly.
+func shortLockWait(t *testing.T) {
+	old := planner.LockWaitTimeout
+	planner.LockWaitTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { planner.LockWaitTimeout = old })
+}
+
+// A COMMIT that fails (its Delta log entry cannot be written) ends the
+// transaction, as in MySQL: the connection is back in autocommit mode, and
+// an INSERT after it commits on its own. go-mysql-server's COMMIT returns
+// before it resets the session, which used to leave it ignoring
+// autocommit, holding every later INSERT in a transaction nothing commits.
+func TestFailedCommitLeavesAutocommit(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, testPassword)
+	db := ts.db(testPassword)
+	ctx := context.Background()
+	mustExec(t, db, "CREATE SINK fc INTO DELTA 'fc' (id BIGINT NOT NULL, v VARCHAR(10))")
+	table := filepath.Join(dir, "fc")
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// BEGIN commits the open transaction first: its failure ends it too.
+	for round, failing := range []string{"COMMIT", "BEGIN"} {
+		mustExec(t, c, "BEGIN")
+		mustExec(t, c, "INSERT INTO fc VALUES (1, 'tx')")
+		// The next log entry is taken by a folder.
+		next := filepath.Join(table, "_delta_log", fmt.Sprintf("%020d.json", deltatest.Versions(t, table)))
+		if err := os.Mkdir(next, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, failing); err == nil {
+			t.Fatalf("%s succeeded although its log entry could not be written", failing)
+		}
+		if err := os.Remove(next); err != nil {
+			t.Fatal(err)
+		}
+		var auto int
+		if err := c.QueryRowContext(ctx, "SELECT @@autocommit").Scan(&auto); err != nil || auto != 1 {
+			t.Fatalf("after a failed %s: @@autocommit = %d, %v", failing, auto, err)
+		}
+		mustExec(t, c, "INSERT INTO fc VALUES (2, 'auto')")
+		// Another connection sees the row at once: it was committed.
+		if n := count(t, db, "SELECT count(*) FROM fc WHERE id = 2"); n != round+1 {
+			t.Errorf("after a failed %s, an autocommit INSERT left %d rows, want %d", failing, n, round+1)
+		}
+	}
+	if n := count(t, db, "SELECT count(*) FROM fc WHERE id = 1"); n != 0 {
+		t.Errorf("the failed transactions left %d rows", n)
+	}
+}
+
+// UPDATE locks its sink before it reads the rows it changes, and reads
+// the version committed last: concurrent UPDATE t SET n = n + 1 serialize
+// as MySQL's row locks make them, and no increment is lost.
+func TestConcurrentUpdatesSerialize(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK cnt INTO DELTA 'cnt' (id BIGINT NOT NULL, n BIGINT, PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	mustExec(t, db, "INSERT INTO cnt VALUES (1, 0), (2, 100)")
+	const workers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				q := "UPDATE cnt SET n = n + 1 WHERE id = 1"
+				if w%2 == 1 {
+					q = "UPDATE cnt SET n = n + 1 WHERE id = ?" // prepared
+				}
+				res, err := db.Exec(q, []any{1}[:w%2]...)
+				if err == nil {
+					if n, _ := res.RowsAffected(); n != 1 {
+						err = fmt.Errorf("%s: %d rows affected", q, n)
+					}
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := count(t, db, "SELECT n FROM cnt WHERE id = 1"); n != workers*each {
+		t.Errorf("after %d concurrent UPDATE cnt SET n = n + 1: n = %d", workers*each, n)
+	}
+	if n := count(t, db, "SELECT n FROM cnt WHERE id = 2"); n != 100 {
+		t.Errorf("a row no UPDATE matched: n = %d, want 100", n)
+	}
+}
+
+// A statement that changes two sinks (UPDATE a JOIN b SET a.v, b.v) is
+// refused with 1235 before it reads or hands over any row: a sink cannot
+// take back rows, so a failure on the second sink would have left the
+// first sink's rows in the transaction (COMMIT, or the next autocommit
+// statement, wrote them) and the first sink locked by an idle connection.
+// Whether sent as a query, prepared, or inside BEGIN, nothing of it lands,
+// and nothing stays locked.
+func TestStatementChangingTwoSinksRefused(t *testing.T) {
+	shortLockWait(t)
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	for _, s := range []string{"ja", "jb"} {
+		mustExec(t, db, "CREATE SINK "+s+" INTO DELTA '"+s+"' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+		mustExec(t, db, "INSERT INTO "+s+" VALUES (1, 'orig')")
+	}
+	ctx := context.Background()
+	s, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const both = "UPDATE ja JOIN jb ON ja.id = jb.id SET ja.v = 'failed', jb.v = 'failed'"
+	if _, err := s.ExecContext(ctx, both); mysqlCode(err) != 1235 {
+		t.Errorf("%s: %v, want 1235", both, err)
+	}
+	if _, err := s.ExecContext(ctx, "UPDATE ja JOIN jb ON ja.id = jb.id SET ja.v = ?, jb.v = ?", "failed", "failed"); mysqlCode(err) != 1235 {
+		t.Errorf("prepared UPDATE of two sinks: %v, want 1235", err)
+	}
+	if _, err := s.ExecContext(ctx, "DELETE ja, jb FROM ja JOIN jb ON ja.id = jb.id"); mysqlCode(err) != 1235 {
+		t.Errorf("DELETE from two sinks: %v, want 1235", err)
+	}
+	// Inside a transaction the statement fails alone.
+	mustExec(t, s, "BEGIN")
+	mustExec(t, s, "INSERT INTO ja VALUES (2, 'tx')")
+	if _, err := s.ExecContext(ctx, both); mysqlCode(err) != 1235 {
+		t.Errorf("%s in a transaction: %v, want 1235", both, err)
+	}
+	mustExec(t, s, "COMMIT")
+	// Changing one sink while reading the other is fine.
+	mustExec(t, s, "UPDATE ja JOIN jb ON ja.id = jb.id SET ja.v = jb.v")
+	if _, err := db.Exec("INSERT INTO ja VALUES (3, 'other')"); err != nil {
+		t.Errorf("another connection's INSERT: %v", err)
+	}
+	for q, want := range map[string]int{
+		"SELECT count(*) FROM ja WHERE v = 'failed'": 0,
+		"SELECT count(*) FROM jb WHERE v = 'failed'": 0,
+		"SELECT count(*) FROM ja":                    3,
+		"SELECT count(*) FROM jb":                    1,
+	} {
+		if n := count(t, db, q); n != want {
+			t.Errorf("%s: %d, want %d", q, n, want)
+		}
+	}
+}
+
+// An autocommit UPDATE that fails after it locked its sink (here: it
+// changes a key column) leaves the sink free at once: the wire layer rolls
+// back the failed statement's transaction, which go-mysql-server would
+// keep, with the lock, until the connection's next statement.
+func TestFailedUpdateLeavesSinkUnlocked(t *testing.T) {
+	shortLockWait(t)
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK u INTO DELTA 'u' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	mustExec(t, db, "INSERT INTO u VALUES (1, 'a')")
+	ctx := context.Background()
+	s, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ExecContext(ctx, "UPDATE u SET id = 2 WHERE id = 1"); mysqlCode(err) != 1235 {
+		t.Fatalf("UPDATE of a key column: %v, want 1235", err)
+	}
+	if _, err := s.ExecContext(ctx, "UPDATE u SET id = ? WHERE id = 1", 2); mysqlCode(err) != 1235 {
+		t.Fatalf("prepared UPDATE of a key column: %v, want 1235", err)
+	}
+	// s is idle now; another connection writes the sink.
+	if _, err := db.Exec("INSERT INTO u VALUES (3, 'c')"); err != nil {
+		t.Errorf("INSERT from another connection after the failed UPDATE: %v", err)
+	}
+	if diff := cmp.Diff([]int64{1, 3}, ids(t, db, "u")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// START TRANSACTION READ ONLY, and transaction_read_only = 1, refuse
+// writes with MySQL's 1792 (ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION), and
+// still read.
+func TestReadOnlyTransactionRefusesWrites(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK ro INTO DELTA 'ro' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	mustExec(t, db, "INSERT INTO ro VALUES (1, 'a')")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	writes := []string{"INSERT INTO ro VALUES (2, 'b')", "UPDATE ro SET v = 'x'", "DELETE FROM ro"}
+	mustExec(t, c, "START TRANSACTION READ ONLY")
+	for _, q := range writes {
+		_, err := c.ExecContext(ctx, q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1792 || string(me.SQLState[:]) != "25006" {
+			t.Errorf("%s in a READ ONLY transaction: %v, want 1792 (25006)", q, err)
+		}
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM ro").Scan(&n); err != nil || n != 1 {
+		t.Errorf("SELECT in a READ ONLY transaction: %d, %v", n, err)
+	}
+	mustExec(t, c, "COMMIT")
+
+	mustExec(t, c, "SET transaction_read_only = 1")
+	for _, q := range writes {
+		if _, err := c.ExecContext(ctx, q); mysqlCode(err) != 1792 {
+			t.Errorf("%s with transaction_read_only = 1: %v, want 1792", q, err)
+		}
+	}
+	mustExec(t, c, "SET transaction_read_only = 0")
+	mustExec(t, c, "INSERT INTO ro VALUES (3, 'c')")
+	if diff := cmp.Diff([]int64{1, 3}, ids(t, db, "ro")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A replayed autocommit INSERT (lakesql_epoch set to an epoch the table
+// holds) writes nothing and reports 0 rows affected over the wire, as
+// through Engine.Exec; go-mysql-server counts the rows before the commit.
+func TestReplayedInsertReportsNoRows(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK rp INTO DELTA 'rp' (id BIGINT NOT NULL)")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	insert := func(prepared bool) int64 {
+		t.Helper()
+		mustExec(t, c, "SET lakesql_epoch = 7")
+		var res sql.Result
+		var err error
+		if prepared {
+			res, err = c.ExecContext(ctx, "INSERT INTO rp VALUES (?), (?)", 1, 2)
+		} else {
+			res, err = c.ExecContext(ctx, "INSERT INTO rp VALUES (1), (2)")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := res.RowsAffected()
+		return n
+	}
+	if n := insert(false); n != 2 {
+		t.Errorf("first INSERT: %d rows affected, want 2", n)
+	}
+	for _, prepared := range []bool{false, true} {
+		if n := insert(prepared); n != 0 {
+			t.Errorf("replayed INSERT (prepared %v): %d rows affected, want 0", prepared, n)
+		}
+	}
+	if n := count(t, db, "SELECT count(*) FROM rp"); n != 2 {
+		t.Errorf("the replays changed the table: %d rows", n)
+	}
+	// The next statement that writes is counted again.
+	if res, err := c.ExecContext(ctx, "INSERT INTO rp VALUES (3)"); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Errorf("INSERT after the replays: %d rows affected, want 1", n)
+	}
+}
+
+// Whether the sinks show the changelog column _op is a property of each
+// statement, prepared ones included: go-mysql-server does not parse a
+// prepared statement again when it runs it, and a flag set at parse time
+// used to give it the columns of whatever the connection parsed last.
+func TestPreparedStatementsKeepTheirColumns(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK cl INTO DELTA 'cl' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	prepare := func(q string) *sql.Stmt {
+		t.Helper()
+		st, err := c.PrepareContext(ctx, q)
+		if err != nil {
+			t.Fatalf("prepare %s: %v", q, err)
+		}
+		return st
+	}
+	plain := prepare("INSERT INTO cl VALUES (?, ?)")
+	changelog := prepare("INSERT INTO cl (_op, id, v) VALUES (?, ?, ?)")
+	sel := prepare("SELECT * FROM cl WHERE id >= ?")
+
+	mustExec(t, c, "INSERT INTO cl (_op, id, v) VALUES ('I', 1, 'a')")
+	if _, err := plain.ExecContext(ctx, 2, "b"); err != nil {
+		t.Errorf("prepared plain INSERT after a changelog INSERT: %v", err)
+	}
+	rows, err := sel.QueryContext(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := rows.Columns()
+	rows.Close()
+	if diff := cmp.Diff([]string{"id", "v"}, cols); diff != "" {
+		t.Errorf("prepared SELECT * after a changelog INSERT (-want +got):\n%s", diff)
+	}
+	mustExec(t, c, "SELECT 1")
+	if _, err := changelog.ExecContext(ctx, "I", 3, "c"); err != nil {
+		t.Errorf("prepared changelog INSERT after another statement: %v", err)
+	}
+	// SQL PREPARE and EXECUTE.
+	mustExec(t, c, "PREPARE del FROM 'INSERT INTO cl (_op, id, v) VALUES (''D'', 1, NULL)'")
+	mustExec(t, c, "SELECT 1")
+	mustExec(t, c, "EXECUTE del")
+	mustExec(t, c, "PREPARE ins FROM 'INSERT INTO cl VALUES (4, ''d'')'")
+	mustExec(t, c, "INSERT INTO cl (_op, id, v) VALUES ('I', 5, 'e')")
+	mustExec(t, c, "EXECUTE ins")
+	if diff := cmp.Diff([]int64{2, 3, 4, 5}, ids(t, db, "cl")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// A statement refused while it is prepared (COM_STMT_PREPARE) gets the
+// code and SQLSTATE it gets as a query.
+func TestPrepareErrorCodes(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK pc INTO DELTA 'pc' (id BIGINT NOT NULL, v VARCHAR(10))")
+	for _, tc := range []struct {
+		query string
+		code  uint16
+		state string
+	}{
+		{"INSERT INTO pc VALUES (?)", 1136, "21S01"},
+		{"INSERT INTO nosuch VALUES (?)", 1146, "42S02"},
+		{"SELECT nope FROM pc WHERE id = ?", 1054, "42S22"},
+	} {
+		_, err := db.Exec(tc.query, 1)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != tc.code || string(me.SQLState[:]) != tc.state {
+			t.Errorf("prepared %s: %v, want %d (%s)", tc.query, err, tc.code, tc.state)
+		}
+	}
+}
+
+// KILL QUERY of a statement waiting for a sink another transaction holds
+// gets MySQL's 1317 (query execution was interrupted), not the lock wait
+// timeout 1205 a client would retry on.
+func TestKillQueryWaitingForSink(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, "CREATE SINK kq INTO DELTA 'kq' (id BIGINT NOT NULL)")
+	ctx := context.Background()
+	holder, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	waiter, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Close()
+	mustExec(t, holder, "BEGIN")
+	mustExec(t, holder, "INSERT INTO kq VALUES (1)")
+	var id int64
+	if err := waiter.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := waiter.ExecContext(ctx, "INSERT INTO kq VALUES (2)"); done <- err }()
+	time.Sleep(time.Second)
+	mustExec(t, db, fmt.Sprintf("KILL QUERY %d", id))
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the killed statement did not end")
+	}
+	mustExec(t, holder, "ROLLBACK")
+	if mysqlCode(werr) != 1317 {
+		t.Errorf("KILL QUERY of a statement waiting for a sink: %v, want 1317", werr)
+	}
+	if diff := cmp.Diff([]int64{}, ids(t, db, "kq")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestFailedFlushInTransaction: a statement whose turn it is to flush the
+// epoch's buffer (flush_rows = 1) fails when the flush cannot write (here
+// a partition folder cannot be made), takes none of its own rows, and
+// keeps the rows earlier statements buffered; once the folder can be made
+// the transaction goes on, and COMMIT writes every row whose statement
+// succeeded, once. A client retrying the failed INSERT gets its row once.
+func TestFailedFlushInTransaction(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, "pw")
+	db := ts.db("pw")
+	mustExec(t, db, "CREATE SINK fl INTO DELTA 'fl' (id BIGINT NOT NULL, region VARCHAR(8)) PARTITION BY (region) WITH (flush_rows = 1)")
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mustExec(t, c, "BEGIN")
+	mustExec(t, c, "INSERT INTO fl VALUES (1, 'bad')")
+	blocker := filepath.Join(dir, "fl", "region=bad")
+	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(ctx, "INSERT INTO fl VALUES (2, 'us')"); err == nil {
+		t.Fatal("an INSERT whose flush could not write succeeded")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, c, "INSERT INTO fl VALUES (2, 'us')") // the client retries
+	mustExec(t, c, "INSERT INTO fl VALUES (3, 'eu')")
+	mustExec(t, c, "COMMIT")
+	if diff := cmp.Diff([]int64{1, 2, 3}, ids(t, db, "fl")); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
 	}
 }
