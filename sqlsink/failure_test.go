@@ -215,7 +215,7 @@ func TestJournalRecoveryKeepsCommittedFiles(t *testing.T) {
 	}
 	b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
 	e.epoch(b, 1, batch(t, row{Op: "U", ID: 1, Amount: 10})) // rewrites the file
-	e.open(cfg)                                                // the crashed writer restarts
+	e.open(cfg)                                              // the crashed writer restarts
 
 	q, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: e.dir}, e.db, res.Version, nil)
 	if err != nil {
