@@ -285,3 +285,41 @@ func TestRoundedKeyRefused(t *testing.T) {
 		t.Errorf("Write of float keys into an integer key: %v, want ErrBadRow", err)
 	}
 }
+
+// TestUpsertFloatKeyOnDelta: a FLOAT key upserted twice is one row. Delta
+// keeps a FLOAT column's bounds as decimal text ("1.1"), which, read as a
+// float64, fell below the key float32(1.1): the upsert's pruning skipped
+// the file holding the key, and the key was written twice.
+func TestUpsertFloatKeyOnDelta(t *testing.T) {
+	e := newEnv(t)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	cfg := e.config("f")
+	cfg.Schema, cfg.Mode, cfg.Key = sc, ModeUpsert, []string{"k"}
+	s := e.open(cfg)
+	record := func(k float32, v int64) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		b.Field(0).(*array.Float32Builder).Append(k)
+		b.Field(1).(*array.Int64Builder).Append(v)
+		rec := b.NewRecordBatch()
+		t.Cleanup(rec.Release)
+		return rec
+	}
+	e.epoch(s, 1, record(1.1, 1))
+	e.epoch(s, 2, record(1.1, 2))
+	ctx := context.Background()
+	q, err := e.provider.ScanSQL(ctx, cfg.Table, e.db, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, v int64
+	if err := e.db.QueryRowContext(ctx, "SELECT count(*), max(v) FROM ("+q+")").Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 || v != 2 {
+		t.Errorf("after upserting key 1.1 twice: %d rows, max v %d; want 1 row with v 2", n, v)
+	}
+}
