@@ -765,3 +765,22 @@ func TestDeclaredTypeRules(t *testing.T) {
 		t.Errorf("edge values read back as %v", got)
 	}
 }
+
+// TestSessionsStartInUTC: sessions start with time_zone '+00:00', so NOW()
+// is the UTC wall clock on a machine in any zone: TIMESTAMP values are
+// stored as UTC (README, Limitations), and NOW() in the machine's zone
+// would be stored off by its offset.
+func TestSessionsStartInUTC(t *testing.T) {
+	old := time.Local
+	time.Local = time.FixedZone("UTC+2", 2*3600)
+	t.Cleanup(func() { time.Local = old })
+	te := openTestEngine(t, t.TempDir())
+	s := te.session()
+	got := te.rows(s, "SELECT @@time_zone, TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), NOW())")
+	if len(got) != 1 || got[0][0] != "+00:00" {
+		t.Fatalf("@@time_zone, NOW()-UTC_TIMESTAMP(): %v, want +00:00", got)
+	}
+	if d, ok := got[0][1].(int64); !ok || d < -1 || d > 1 {
+		t.Errorf("NOW() is %v s from UTC_TIMESTAMP() on a machine at UTC+2, want 0", got[0][1])
+	}
+}

@@ -49,7 +49,11 @@ const WarnEpochReplayed = 1105
 var registerOnce sync.Once
 
 // registerSystemVariables adds lakesql_epoch to go-mysql-server's system
-// variables (a process-wide registry).
+// variables (a process-wide registry), and makes sessions start in UTC.
+// TIMESTAMP values go to the tables as UTC whatever the session's
+// time_zone (README, Limitations); under go-mysql-server's default,
+// SYSTEM, NOW() would give the machine's wall clock, stored as UTC and
+// off by the machine's offset. A session may still SET time_zone.
 func registerSystemVariables() {
 	registerOnce.Do(func() {
 		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{&gms.MysqlSystemVariable{
@@ -59,6 +63,9 @@ func registerSystemVariables() {
 			Type:    types.NewSystemIntType(EpochVariable, -1, math.MaxInt64, false),
 			Default: int64(-1),
 		}})
+		if err := gms.SystemVariables.AssignValues(map[string]any{"time_zone": "+00:00"}); err != nil {
+			panic(fmt.Sprintf("set the default time_zone: %v", err))
+		}
 	})
 }
 
