@@ -480,6 +480,13 @@ func (s *Session) lockTarget(ctx *gms.Context, h *sinkHandle) error {
 	if err := s.checkOneTarget(ctx); err != nil {
 		return err
 	}
+	// The rows are read from the last committed version, which does not
+	// hold this transaction's own writes: an UPDATE after them would
+	// overwrite them with stale rows, a DELETE would miss them.
+	if s.writes(h) {
+		return fmt.Errorf("%w: UPDATE or DELETE of sink %s after this transaction wrote to it (it reads the last committed version, without the transaction's own rows): COMMIT first",
+			ErrNotSupported, h.rec.Name)
+	}
 	_, err := s.current().lock(ctx, h)
 	return err
 }
