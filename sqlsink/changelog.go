@@ -62,7 +62,17 @@ func ParseOp(v string) (Op, bool) {
 // the batch has no _op (every row upserts). The first bad row fails it all.
 func rowOps(rec arrow.RecordBatch) ([]Op, error) {
 	idx := rec.Schema().FieldIndices(OpColumn)
+	if len(idx) > 1 {
+		return nil, fmt.Errorf("%w: the batch has %d %s columns", ErrBadOp, len(idx), OpColumn)
+	}
 	if len(idx) == 0 {
+		// Columns named with a leading _ are never written: an _OP or
+		// _Op column would be dropped, its deletes turned into upserts.
+		for _, f := range rec.Schema().Fields() {
+			if strings.EqualFold(f.Name, OpColumn) {
+				return nil, fmt.Errorf("%w: column %q is not the changelog column, which is spelled %s", ErrBadOp, f.Name, OpColumn)
+			}
+		}
 		return nil, nil
 	}
 	col := rec.Column(idx[0])

@@ -323,3 +323,35 @@ func TestUpsertFloatKeyOnDelta(t *testing.T) {
 		t.Errorf("after upserting key 1.1 twice: %d rows, max v %d; want 1 row with v 2", n, v)
 	}
 }
+
+// TestMisspelledOpColumnRefused: columns named with a leading _ are never
+// written, so an _OP column would be dropped and its deletes become
+// upserts; it is refused instead, as is a batch with two _op columns.
+func TestMisspelledOpColumnRefused(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("orders")
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
+	s := e.open(cfg)
+	ctx := context.Background()
+	if err := s.BeginEpoch(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, names := range [][]string{{"_OP"}, {"_op", "_op"}} {
+		fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
+		for _, n := range names {
+			fields = append(fields, arrow.Field{Name: n, Type: arrow.BinaryTypes.String})
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+		b.Field(0).(*array.Int64Builder).Append(1)
+		for i := range names {
+			b.Field(i + 1).(*array.StringBuilder).Append("D")
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		err := s.Write(ctx, rec)
+		rec.Release()
+		if !errors.Is(err, ErrBadOp) {
+			t.Errorf("batch with columns %v: %v, want ErrBadOp", names, err)
+		}
+	}
+}
