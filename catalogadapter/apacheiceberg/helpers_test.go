@@ -104,6 +104,18 @@ func openSink(t testing.TB, cfg sqlsink.Config) *sqlsink.Sink {
 
 func epoch(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch) sqlsink.CommitResult {
 	t.Helper()
+	precommit(t, s, n, batches...)
+	res, err := s.CommitEpoch(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// precommit runs epoch n up to its PreCommit: its files are staged,
+// invisible, and the commit is the test's to make (or not).
+func precommit(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch) {
+	t.Helper()
 	ctx := context.Background()
 	if err := s.BeginEpoch(ctx, n); err != nil {
 		t.Fatal(err)
@@ -116,11 +128,6 @@ func epoch(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch)
 	if err := s.PreCommit(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.CommitEpoch(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
 }
 
 // freshTable loads the table through a catalog handle of its own: the

@@ -61,15 +61,7 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	}
 
 	// Rollback: the staged files are deleted, no snapshot.
-	if err := s.BeginEpoch(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, batch(t, row{ID: 99, Region: "gone"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PreCommit(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	precommit(t, s, 2, batch(t, row{ID: 99, Region: "gone"}))
 	staged := l.storedFiles(t, ordersID)
 	if len(staged) == len(files) {
 		t.Fatal("PreCommit staged no file")
@@ -302,15 +294,7 @@ func TestCopyOnWriteNewKeyRace(t *testing.T) {
 	for round, key := range []int64{5, 6} {
 		e := int64(round + 1)
 		// second merges (reading the table) and stages, but first commits.
-		if err := second.BeginEpoch(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-		if err := second.Write(ctx, batch(t, row{Op: "U", ID: key, Amount: 2, Region: "us"})); err != nil {
-			t.Fatal(err)
-		}
-		if err := second.PreCommit(ctx, e); err != nil {
-			t.Fatal(err)
-		}
+		precommit(t, second, e, batch(t, row{Op: "U", ID: key, Amount: 2, Region: "us"}))
 		epoch(t, first, e, batch(t, row{Op: "U", ID: key, Amount: 1, Region: "eu"}))
 		res, err := second.CommitEpoch(ctx, e)
 		if err != nil {
@@ -396,15 +380,7 @@ func TestCopyOnWriteConcurrentDeleteFiles(t *testing.T) {
 	epoch(t, a, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
 
 	// A merges (reads F) and stages.
-	if err := a.BeginEpoch(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
+	precommit(t, a, 2, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}))
 	// B's key includes the partition column: it deletes id 2 by an
 	// equality delete, without touching F.
 	cfgB := sinkConfig(t, p, "orders")
@@ -484,15 +460,7 @@ func TestSameWriterIDTwoTables(t *testing.T) {
 	cfgA := sinkConfig(t, p, "orders")
 	cfgA.WriterID, cfgA.StateDir = "svc-a", state
 	a := openSink(t, cfgA)
-	if err := a.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	precommit(t, a, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}))
 
 	cfgB := sinkConfig(t, p, "events")
 	cfgB.Table = catalogadapter.TableIdent{Namespace: []string{"db"}, Name: "events"}
