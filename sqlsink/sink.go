@@ -275,11 +275,12 @@ func (s *Sink) stageBuffer(ctx context.Context, e int64) error {
 	if err != nil {
 		return err
 	}
-	if err := s.journal.record(e, append(s.staged, r)); err != nil {
+	staged := append(s.staged, r)
+	if err := s.journal.record(e, staged); err != nil {
 		s.discardFiles(ctx, []catalogadapter.Receipt{r})
 		return err
 	}
-	s.staged = append(s.staged, r)
+	s.staged = staged
 	s.counters.flushes.Add(1)
 	// Clearing must not be cut short by the caller's context; if it fails
 	// all the same, the staged rows are still buffered and any further
@@ -381,13 +382,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 	if s.skip {
 		return CommitResult{Skipped: true, Version: s.counters.lastVersion.Load()}, nil
 	}
-	if s.unprepared {
-		if err := s.prepare(ctx, e); err != nil {
-			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
-		}
-		s.unprepared = false
-	}
-	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Removes: s.removes, Operation: "WRITE"}
+	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Operation: "WRITE"}
 	if s.cfg.Delivery == AtLeastOnce {
 		opts.Epoch = -1
 	}
@@ -395,7 +390,15 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		opts.Operation = "MERGE"
 	}
 	for redo := 0; ; redo++ {
-		opts.ReadsTable, opts.ReadVersion = s.readsTable, s.readVersion
+		// A merge a conflict discarded is redone here, on this try or on
+		// the next CommitEpoch if the redo failed.
+		if s.unprepared {
+			if err := s.prepare(ctx, e); err != nil {
+				return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
+			}
+			s.unprepared = false
+		}
+		opts.Removes, opts.ReadsTable, opts.ReadVersion = s.removes, s.readsTable, s.readVersion
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil {
 			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
@@ -424,11 +427,6 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(20*time.Millisecond, time.Second, redo)); err != nil {
 			return CommitResult{}, err
 		}
-		if err := s.prepare(ctx, e); err != nil {
-			return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
-		}
-		s.unprepared = false
-		opts.Removes = s.removes
 	}
 }
 
