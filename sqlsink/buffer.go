@@ -13,9 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/duckarrow"
 )
 
 // ErrBadRow marks a batch refused for its values: a NULL in a NOT NULL
@@ -216,7 +216,7 @@ func (b *buffer) registerView(recs []arrow.RecordBatch) (string, func(), error) 
 	view := fmt.Sprintf("__lakesql_batch_%d", b.viewSeq)
 	var release func()
 	err := b.conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		ar, err := duckarrow.FromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
 		}

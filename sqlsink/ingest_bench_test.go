@@ -43,10 +43,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/duckarrow"
 )
 
 const benchRows = 10_000_000
@@ -171,7 +171,7 @@ func ingestDuckDBCopy(ctx context.Context, path string, recs []arrow.RecordBatch
 	defer rr.Release() // the exported stream holds its own reference
 	var release func()
 	err = conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		ar, err := duckarrow.FromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
 		}

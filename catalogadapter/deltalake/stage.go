@@ -13,9 +13,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/duckarrow"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -79,7 +79,7 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 		if !ok {
 			return fmt.Errorf("driver connection is %T, not DuckDB", dc)
 		}
-		ar, err := duckdb.NewArrowFromConn(c)
+		ar, err := duckarrow.FromConn(c)
 		if err != nil {
 			return err
 		}

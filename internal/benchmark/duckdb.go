@@ -8,9 +8,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/duckarrow"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -52,7 +52,7 @@ func registerArrow(conn *sql.Conn, name string, schema *arrow.Schema, recs []arr
 	defer rr.Release() // the exported stream holds its own reference
 	var release func()
 	err = conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		ar, err := duckarrow.FromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
 		}

@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/lakesql/lakesql/internal/duckarrow"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -475,7 +475,7 @@ func (s *Snapshot) Scan(ctx context.Context, conn *sql.Conn) (array.RecordReader
 	}
 	var rr array.RecordReader
 	err = conn.Raw(func(dc any) error {
-		ar, err := duckdb.NewArrowFromConn(dc.(driver.Conn))
+		ar, err := duckarrow.FromConn(dc.(driver.Conn))
 		if err != nil {
 			return err
 		}

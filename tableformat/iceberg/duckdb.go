@@ -14,7 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakesql/lakesql/internal/duckarrow"
 )
 
 // DuckDBSelect is the SELECT list that reads the named Iceberg columns out
@@ -85,7 +86,7 @@ func withArrow(ctx context.Context, conn *sql.Conn, query string, tbl *table.Tab
 		if !ok {
 			return fmt.Errorf("%w: driver connection %T is not DuckDB", ErrInvalid, dc)
 		}
-		ar, err := duckdb.NewArrowFromConn(c)
+		ar, err := duckarrow.FromConn(c)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
