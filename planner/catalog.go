@@ -49,7 +49,7 @@ type database struct{ engine *Engine }
 func (d *database) Name() string { return DatabaseName }
 
 // GetTableInsensitive opens the sink on first use, so a definition that no
-// longer matches its table fails here, with the reason, on use.
+// longer matches its table fails with the reason on use (unreadable.go).
 func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table, bool, error) {
 	h, ok := d.engine.lookup(name)
 	if !ok {
@@ -57,11 +57,11 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	}
 	s, err := h.open(ctx)
 	if err != nil {
-		return nil, false, err
+		return newUnreadableTable(h, err), true, nil
 	}
 	sch, err := h.schemaFor(s)
 	if err != nil {
-		return nil, false, err
+		return newUnreadableTable(h, err), true, nil
 	}
 	if sess, ok := ctx.Session.(*Session); ok && sess.opColumnShown(ctx) {
 		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
@@ -121,6 +121,9 @@ func withOpColumn(s *arrow.Schema) *arrow.Schema {
 
 // gmsType maps an Arrow type of a sink column to go-mysql-server's type.
 func gmsType(t arrow.DataType) (gms.Type, error) {
+	if isNested(t) {
+		return types.LongText, nil // JSON text (nested.go)
+	}
 	switch t := t.(type) {
 	case *arrow.BooleanType:
 		return types.Boolean, nil
@@ -250,8 +253,17 @@ func (it *scanIter) Next(ctx *gms.Context) (gms.Row, error) {
 	if err := it.rows.Scan(ptrs...); err != nil {
 		return nil, err
 	}
+	fields := it.t.sink.Schema().Fields()
 	for i, v := range vals {
 		if v == nil {
+			continue
+		}
+		if i < len(fields) && isNested(fields[i].Type) {
+			text, err := nestedText(v, fields[i].Type)
+			if err != nil {
+				return nil, fmt.Errorf("sink %s: column %s: %w", it.t.h.rec.Name, fields[i].Name, err)
+			}
+			vals[i] = text
 			continue
 		}
 		if b, ok := v.(bool); ok {
@@ -352,6 +364,9 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 	if v == nil {
 		fb.AppendNull()
 		return nil
+	}
+	if isNested(t) {
+		return appendNested(fb, t, v)
 	}
 	bad := func() error { return fmt.Errorf("%w: value %v (%T) does not fit %s", sqlsink.ErrBadRow, v, v, t) }
 	switch b := fb.(type) {

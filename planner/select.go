@@ -106,6 +106,12 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, f := range sink.Schema().Fields() {
+		if isNested(f.Type) {
+			// Their values are rendered as JSON in Go (nested.go).
+			return nil, noRoute("nested column %s", f.Name)
+		}
+	}
 	r := &duckRenderer{schema: gschema, table: strings.ToLower(tn.Name.String())}
 	if !ate.As.IsEmpty() {
 		r.alias = strings.ToLower(ate.As.String())
