@@ -5,7 +5,7 @@ GO       ?= go
 TAGS     := duckdb_arrow
 GOFLAGS_ := -tags=$(TAGS)
 
-.PHONY: build test vet unit reports fuzz bench clean
+.PHONY: build test vet unit reports fuzz bench clients clean
 
 build:
 	$(GO) build $(GOFLAGS_) -o bin/lakesql ./cmd/lakesql
@@ -49,6 +49,12 @@ fuzz: bin/versitygw
 	$(call fuzz1,FuzzInterpolate,1500,./driver)
 	$(call fuzz1,FuzzParseScript,100,./sqllogictest)
 
+# The client matrix (clients/SCENARIO.md): a real `lakesql serve` driven by
+# each common MySQL client, pinned versions installed under build/clients;
+# CLIENTS=pymysql,go-sql-driver for a subset.
+clients: build
+	clients/run
+
 # Every workload against its reference (README "Performance");
 # BENCHFLAGS=--quick for about two minutes.
 BENCHFLAGS ?=
@@ -56,4 +62,4 @@ bench: build
 	./bin/lakesql bench $(BENCHFLAGS)
 
 clean:
-	rm -rf bin
+	rm -rf bin build
