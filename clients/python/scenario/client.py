@@ -103,6 +103,10 @@ class DbapiClient:
         for row in rows:
             self.execute(h, insert_sql(table, cols), row, binary)
 
+    def extra_refusals(self, h):
+        """Client-specific step 3 refusals: [(label, ids, fn)], fn must fail with 1264."""
+        return []
+
     # The client's own APIs.
     def transaction(self, table, cols, rows, commit):
         conn = self.connect()

@@ -2,7 +2,6 @@
 
 import ctypes
 import ctypes.util
-from decimal import Decimal
 
 from .client import DbapiClient
 
@@ -159,14 +158,6 @@ class MySQLConnector(DbapiClient):
 
     def cursor(self, h, binary):
         return h.cursor(prepared=True) if binary else h.cursor()
-
-    def execute(self, h, sql, params=(), binary=False):
-        if binary:
-            # Connector/Python binds ints only within int64 and uint64 and refuses others
-            # itself; a number beyond that goes as the DECIMAL it then is.
-            params = [Decimal(v) if isinstance(v, int) and not isinstance(v, bool)
-                      and not -2**63 <= v < 2**64 else v for v in params]
-        super().execute(h, sql, params, binary)
 
     def error(self, e, h):
         if isinstance(e, self.m.Error) and e.errno is not None and e.errno > 0:
