@@ -156,13 +156,14 @@ class DbapiClient:
         pk = [_text(r[4]) for r in sorted((r for r in idx if _text(r[2]) == "PRIMARY"), key=lambda r: int(r[3]))]
         out = {"columns": [(n, t, nullable == "YES", key) for n, t, nullable, key in cols], "pk": pk,
                "column_key": {n: key for n, _, _, key in cols}}
-        fields = self.result_fields(h, "SELECT id, b, u8, u32 FROM types WHERE id = 10")
+        fields = self.result_fields(h, "SELECT id, b, u8, u32, dt, ts FROM types WHERE id = 10")
         if fields is not None:
             out["result_flags"] = result_flag_checks(fields)
         return out
 
     def result_fields(self, h, sql):
-        """[(name, flags, length or None)] of a result's columns, None when the driver hides them."""
+        """[(name, flags, length, decimals)] of a result's columns (None for what the driver
+        hides), or None when it hides them all."""
         return None
 
 
@@ -184,19 +185,24 @@ def _text(v):
 
 
 def result_flag_checks(fields):
-    """Checks of issue 14 item 12 on a result of id, b, u8, u32: (label, ok, message)."""
-    f = {name: (flags, length) for name, flags, length in fields}
+    """Checks of the column definitions of a result of id, b, u8, u32, dt, ts (issue 14
+    items 2 and 12): (label, ok, message)."""
+    f = {name: (flags, length, decimals) for name, flags, length, decimals in fields}
     out = []
 
     def flag(name, bit, what):
-        flags = f.get(name, (0, None))[0]
+        flags = f.get(name, (0, None, None))[0]
         out.append((f"{name} carries {what}", bool(flags & bit), f"expected the {what} flag, got flags {flags:#x}"))
 
     flag("id", NOT_NULL_FLAG, "NOT_NULL")
     flag("id", PRI_KEY_FLAG, "PRI_KEY")
     flag("u8", UNSIGNED_FLAG, "UNSIGNED")
     flag("u32", UNSIGNED_FLAG, "UNSIGNED")
-    length = f.get("b", (0, None))[1]
+    length = f.get("b", (0, None, None))[1]
     if length is not None:
         out.append(("b (BOOLEAN) is 1 wide", length == 1, f"expected length 1, got {length}"))
+    for name, typ in (("dt", "DATETIME(6)"), ("ts", "TIMESTAMP(6)")):
+        decimals = f.get(name, (0, None, None))[2]
+        if decimals is not None:
+            out.append((f"{name} ({typ}) has 6 decimals", decimals == 6, f"expected 6, got {decimals}"))
     return out

@@ -37,7 +37,7 @@ class PyMySQL(DbapiClient):
         cur = h.cursor()
         try:
             cur.execute(sql)
-            return [(f.name, f.flags, f.length) for f in cur._result.fields]
+            return [(f.name, f.flags, f.length, f.scale) for f in cur._result.fields]
         finally:
             cur.close()
 
@@ -81,7 +81,7 @@ class MySQLdb(DbapiClient):
         cur = h.cursor()
         try:
             cur.execute(sql)
-            return [(d[0], flags, d[3]) for d, flags in zip(cur.description, cur.description_flags)]
+            return [(d[0], flags, d[3], d[5]) for d, flags in zip(cur.description, cur.description_flags)]
         finally:
             cur.close()
 
@@ -179,6 +179,6 @@ class MySQLConnector(DbapiClient):
         try:
             cur.execute(sql)
             cur.fetchall()
-            return [(d[0], d[7], None) for d in cur.description]
+            return [(d[0], d[7], None, None) for d in cur.description]
         finally:
             cur.close()

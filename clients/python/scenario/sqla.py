@@ -39,7 +39,9 @@ class SQLAlchemy(DbapiClient):
 
     def __init__(self, env):
         super().__init__(env)
+        import pymysql
         import sqlalchemy
+        self.m = pymysql
         self.sa = sqlalchemy
         self.engine = self.make_engine(env.password)
 
@@ -67,11 +69,6 @@ class SQLAlchemy(DbapiClient):
                 return self.driver_error(e.orig)
             e = e.__cause__ or e.__context__
         return None
-
-    def wrong_password(self):
-        import pymysql
-        self.m = pymysql
-        return super().wrong_password()
 
     def execute(self, h, sql, params=(), binary=False):
         if params:
