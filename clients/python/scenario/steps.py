@@ -108,11 +108,27 @@ def _base(proto):
     return 0 if proto == "text" else 100
 
 
+# ids of step 3 rows whose INSERT failed, so that their reads say why they find nothing.
+failed_inserts = set()
+
+
 def step_values_insert(c, ck, h, proto):
     for rid, label, vals in values.rows(_base(proto)):
         cols = ["id"] + list(vals)
-        ck.run(f"values {proto}: insert {label} (id {rid})", c.insert, h, "types", cols,
-               [[rid] + list(vals.values())], proto == "binary")
+
+        def insert(rid=rid, cols=cols, vals=vals):
+            try:
+                c.insert(h, "types", cols, [[rid] + list(vals.values())], proto == "binary")
+            except Exception:
+                failed_inserts.add(rid)
+                raise
+
+        ck.run(f"values {proto}: insert {label} (id {rid})", insert)
+
+
+def _no_row(rid, got):
+    why = " (its INSERT failed)" if rid in failed_inserts else ""
+    return Mismatch(f"expected 1 row, got {len(got)}{why}")
 
 
 def step_values_read(c, ck, h, ins, read):
@@ -124,8 +140,7 @@ def step_values_read(c, ck, h, ins, read):
             ck.run(f"values {ins}->{read}: read {label} (id {rid})", _raise, e)
             continue
         if len(got) != 1:
-            ck.run(f"values {ins}->{read}: read {label} (id {rid})", _raise,
-                   Mismatch(f"expected 1 row, got {len(got)}"))
+            ck.run(f"values {ins}->{read}: read {label} (id {rid})", _raise, _no_row(rid, got))
             continue
         row = dict(zip(cols, got[0]))
         if label == "nulls":
@@ -154,7 +169,10 @@ def step_values_raw_text(c, ck, h, ins):
         except Exception as e:
             ck.run(name, _raise, e)
             continue
-        ck.run(name, expect_eq, [want], got)
+        if len(got) != 1:
+            ck.run(name, _raise, _no_row(rid, got))
+            continue
+        ck.run(name, expect_eq, want, got[0])
 
 
 def _same(col, want, got):
