@@ -1,0 +1,1 @@
+"""The client matrix's scenario (clients/SCENARIO.md) for the Python clients."""
