@@ -59,7 +59,7 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	if err != nil {
 		return nil, false, err
 	}
-	sch, err := h.schemaFor(s)
+	sch, values, err := h.schemaFor(s)
 	if err != nil {
 		return nil, false, err
 	}
@@ -67,19 +67,20 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
 			Source: h.rec.Name, DatabaseSource: DatabaseName})
 	}
-	return &table{h: h, sink: s, schema: sch}, true, nil
+	return &table{h: h, sink: s, schema: sch, values: values}, true, nil
 }
 
 func (d *database) GetTableNames(*gms.Context) ([]string, error) {
 	return d.engine.sinkNames(), nil
 }
 
-// schemaFor returns the go-mysql-server schema of an opened sink.
-func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
+// schemaFor returns the go-mysql-server schema of an opened sink, and what
+// its columns accept before conversion (valuecheck.go).
+func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, []valueRule, error) {
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
 	if h.gschema != nil {
-		return h.gschema, nil
+		return h.gschema, h.values, nil
 	}
 	key := map[string]bool{}
 	for _, k := range s.Config().Key {
@@ -91,13 +92,15 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 	// No rules at all (a sink of BIGINT, DOUBLE, ... columns, or one that
 	// attached without columns) leaves nothing to check per row.
 	h.rules = nil
+	h.values = nil
 	for _, f := range s.Schema().Fields() {
+		h.values = append(h.values, valueRuleFor(f.Type, declaredType(h.def, f.Name)))
 		if len(declared) > 0 {
 			h.rules = append(h.rules, declared[f.Name])
 		}
 		t, err := gmsType(f.Type)
 		if err != nil {
-			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
+			return nil, nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
 		}
 		if dt, ok := t.(gms.DatetimeType); ok {
 			// DATETIME(p) and TIMESTAMP(p) keep their declared precision:
@@ -110,7 +113,7 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 			DatabaseSource: DatabaseName, PrimaryKey: key[f.Name]})
 	}
 	h.gschema = out
-	return out, nil
+	return out, h.values, nil
 }
 
 // withOpColumn returns the schema with the changelog column _op appended.
@@ -157,6 +160,7 @@ type table struct {
 	h      *sinkHandle
 	sink   *sqlsink.Sink
 	schema gms.Schema
+	values []valueRule // by column of the sink's schema
 }
 
 var (
