@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -352,6 +353,8 @@ func rowsToRecord(schema *arrow.Schema, rows []gms.Row) (arrow.RecordBatch, erro
 	return b.NewRecordBatch(), nil
 }
 
+// appendValue appends v, refusing a value the builder's type cannot hold
+// rather than wrapping it.
 func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 	if v == nil {
 		fb.AppendNull()
@@ -371,19 +374,19 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		b.Append(n != 0)
 	case *array.Int8Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int8(n)) {
 			return bad()
 		}
 		b.Append(int8(n))
 	case *array.Int16Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int16(n)) {
 			return bad()
 		}
 		b.Append(int16(n))
 	case *array.Int32Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int32(n)) {
 			return bad()
 		}
 		b.Append(int32(n))
@@ -398,6 +401,11 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		case float32:
 			b.Append(x)
 		case float64:
+			// Never an infinity from a finite value (valuecheck.go refuses
+			// those first; this is the last line).
+			if math.IsInf(float64(float32(x)), 0) && !math.IsInf(x, 0) {
+				return bad()
+			}
 			b.Append(float32(x))
 		default:
 			return bad()
@@ -481,6 +489,10 @@ func toInt64(v any) (int64, bool) {
 		return int64(x), true
 	case uint32:
 		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	case uint:
+		return int64(x), uint64(x) <= math.MaxInt64
 	}
 	return 0, false
 }
