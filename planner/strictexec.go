@@ -62,8 +62,8 @@ func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.Ro
 				return nil, nil
 			}
 		}
-		t := sinkTable(n.Child)
-		if t == nil {
+		tables := sinkTables(n.Child)
+		if len(tables) == 0 {
 			return nil, nil
 		}
 		exprs := make([]gms.Expression, len(n.UpdateExprs))
@@ -74,7 +74,11 @@ func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.Ro
 				continue
 			}
 			gf, ok := sf.LeftChild.(*expression.GetField)
-			if !ok || !strings.EqualFold(gf.Table(), t.Name()) {
+			if !ok {
+				continue
+			}
+			t := tables[strings.ToLower(gf.Table())]
+			if t == nil {
 				continue
 			}
 			c := t.schema.IndexOfColName(gf.Name())
@@ -96,22 +100,38 @@ func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.Ro
 	return nil, nil
 }
 
-// sinkTable returns the sink a DML node writes to, or nil.
+// sinkTable returns the sink an INSERT writes to, or nil.
 func sinkTable(n gms.Node) *table {
-	var found *table
+	for _, t := range sinkTables(n) {
+		return t
+	}
+	return nil
+}
+
+// sinkTables returns the sinks a node reads, by lower-case name and alias
+// (an UPDATE's SET names its column by either).
+func sinkTables(n gms.Node) map[string]*table {
+	out := map[string]*table{}
+	alias := ""
 	transform.Inspect(n, func(n gms.Node) bool {
-		if found != nil {
-			return false
-		}
-		if rt, ok := n.(*plan.ResolvedTable); ok {
-			if t, ok := gms.GetUnderlyingTable(rt.Table).(*table); ok {
-				found = t
+		switch n := n.(type) {
+		case *plan.TableAlias:
+			alias = n.Name()
+		case *plan.ResolvedTable:
+			if t, ok := gms.GetUnderlyingTable(n.Table).(*table); ok {
+				out[strings.ToLower(t.Name())] = t
+				if alias != "" {
+					out[strings.ToLower(alias)] = t
+				}
 			}
+			alias = ""
 			return false
+		default:
+			alias = ""
 		}
 		return true
 	})
-	return found
+	return out
 }
 
 // checkValue checks the value of column c at the statement's row n; the
