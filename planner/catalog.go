@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	if err != nil {
 		return newUnreadableTable(h, err), true, nil
 	}
-	sch, err := h.schemaFor(s)
+	sch, values, err := h.schemaFor(s)
 	if err != nil {
 		return newUnreadableTable(h, err), true, nil
 	}
@@ -67,19 +68,20 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
 			Source: h.rec.Name, DatabaseSource: DatabaseName})
 	}
-	return &table{h: h, sink: s, schema: sch}, true, nil
+	return &table{h: h, sink: s, schema: sch, values: values}, true, nil
 }
 
 func (d *database) GetTableNames(*gms.Context) ([]string, error) {
 	return d.engine.sinkNames(), nil
 }
 
-// schemaFor returns the go-mysql-server schema of an opened sink.
-func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
+// schemaFor returns the go-mysql-server schema of an opened sink, and what
+// its columns accept before conversion (valuecheck.go).
+func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, []valueRule, error) {
 	h.openMu.Lock()
 	defer h.openMu.Unlock()
 	if h.gschema != nil {
-		return h.gschema, nil
+		return h.gschema, h.values, nil
 	}
 	key := map[string]bool{}
 	for _, k := range s.Config().Key {
@@ -91,13 +93,15 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 	// No rules at all (a sink of BIGINT, DOUBLE, ... columns, or one that
 	// attached without columns) leaves nothing to check per row.
 	h.rules = nil
+	h.values = nil
 	for _, f := range s.Schema().Fields() {
+		h.values = append(h.values, valueRuleFor(f.Type, declaredType(h.def, f.Name)))
 		if len(declared) > 0 {
 			h.rules = append(h.rules, declared[f.Name])
 		}
 		t, err := gmsType(f.Type)
 		if err != nil {
-			return nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
+			return nil, nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
 		}
 		if dt, ok := t.(gms.DatetimeType); ok {
 			// DATETIME(p) and TIMESTAMP(p) keep their declared precision:
@@ -110,7 +114,7 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, error) {
 			DatabaseSource: DatabaseName, PrimaryKey: key[f.Name]})
 	}
 	h.gschema = out
-	return out, nil
+	return out, h.values, nil
 }
 
 // withOpColumn returns the schema with the changelog column _op appended.
@@ -160,6 +164,7 @@ type table struct {
 	h      *sinkHandle
 	sink   *sqlsink.Sink
 	schema gms.Schema
+	values []valueRule // by column of the sink's schema
 }
 
 var (
@@ -360,6 +365,8 @@ func rowsToRecord(schema *arrow.Schema, rows []gms.Row) (arrow.RecordBatch, erro
 	return b.NewRecordBatch(), nil
 }
 
+// appendValue appends v, refusing a value the builder's type cannot hold
+// rather than wrapping it.
 func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 	if v == nil {
 		fb.AppendNull()
@@ -382,19 +389,19 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		b.Append(n != 0)
 	case *array.Int8Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int8(n)) {
 			return bad()
 		}
 		b.Append(int8(n))
 	case *array.Int16Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int16(n)) {
 			return bad()
 		}
 		b.Append(int16(n))
 	case *array.Int32Builder:
 		n, ok := toInt64(v)
-		if !ok {
+		if !ok || n != int64(int32(n)) {
 			return bad()
 		}
 		b.Append(int32(n))
@@ -409,6 +416,11 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		case float32:
 			b.Append(x)
 		case float64:
+			// Never an infinity from a finite value (valuecheck.go refuses
+			// those first; this is the last line).
+			if math.IsInf(float64(float32(x)), 0) && !math.IsInf(x, 0) {
+				return bad()
+			}
 			b.Append(float32(x))
 		default:
 			return bad()
@@ -492,6 +504,10 @@ func toInt64(v any) (int64, bool) {
 		return int64(x), true
 	case uint32:
 		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	case uint:
+		return int64(x), uint64(x) <= math.MaxInt64
 	}
 	return 0, false
 }

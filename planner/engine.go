@@ -149,6 +149,7 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	registerSystemVariables()
 	e.gms = sqle.NewDefault(&provider{engine: e})
+	e.gms.Analyzer.ExecBuilder = newStrictBuilder()
 	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
 	return e, nil
 }
@@ -201,6 +202,8 @@ type sinkHandle struct {
 	gschema gms.Schema
 	// rules are what gschema's columns' declared types require (columnrules.go).
 	rules []columnRule
+	// values are what gschema's columns accept before conversion (valuecheck.go).
+	values []valueRule
 }
 
 // open returns the opened sink, opening it on first use.

@@ -48,6 +48,10 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERDataTooLong
 	case errors.Is(err, ErrOutOfRange):
 		code = mysql.ERWarnDataOutOfRange
+	case errors.Is(err, ErrIncorrectValue):
+		code = mysql.ERTruncatedWrongValueForField
+	case errors.Is(err, ErrIncorrectDate):
+		code = mysql.ERTruncatedWrongValue
 	case errors.Is(err, ErrInvalidJSON):
 		code = erInvalidJSONText
 	case errors.Is(err, errSinkBusy):

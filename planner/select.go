@@ -102,7 +102,7 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 	if err != nil {
 		return nil, err // the user's error: the sink is unusable
 	}
-	gschema, err := h.schemaFor(sink)
+	gschema, _, err := h.schemaFor(sink)
 	if err != nil {
 		return nil, err
 	}

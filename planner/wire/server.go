@@ -479,6 +479,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	defer h.end(c)
 	h.forget(c)
+	if err := checkFloatParams(p); err != nil {
+		return h.finish(ctx, c, err)
+	}
 	return h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
 		h.replayed(c, r)
 		return cb(r)
