@@ -163,7 +163,13 @@ func writeFloat(b *bytes.Buffer, f float64, bits int) {
 	case math.IsInf(f, -1):
 		b.WriteString(`"-Infinity"`)
 	default:
-		b.WriteString(strconv.FormatFloat(f, 'g', -1, bits))
+		// "1.0", not "1": a double stays one in the text (and as a map
+		// key, which is text), as DuckDB and Spark write it.
+		t := strconv.FormatFloat(f, 'g', -1, bits)
+		if !strings.ContainsAny(t, ".e") {
+			t += ".0"
+		}
+		b.WriteString(t)
 	}
 }
 
