@@ -27,7 +27,10 @@ func MySQLError(err error) *mysql.SQLError {
 	}
 	code := 0
 	var syn *SyntaxError
+	var noGrant errNoGrant
 	switch {
+	case errors.As(err, &noGrant):
+		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
