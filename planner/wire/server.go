@@ -500,7 +500,7 @@ func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpool
 // the commit finds that nothing is to be written. The result callback
 // runs after the commit.
 func (h *handler) replayed(c *mysql.Conn, r *sqltypes.Result) {
-	noColumnRows(r)
+	okResult(r)
 	if r == nil || len(r.Fields) != 0 || r.RowsAffected == 0 {
 		return
 	}
