@@ -64,7 +64,9 @@ func MySQLError(err error) *mysql.SQLError {
 		if c, st, ok := gmsCode(err); ok {
 			return mysql.NewSQLError(c, st, "%s", err.Error())
 		}
-		return withMySQLState(gms.CastSQLError(err))
+		// The message is all that tells some errors apart (the MySQL
+		// parser's syntax errors in a PREPARE's text, for one).
+		return withMySQLState(ClassifyMessage(gms.CastSQLError(err)))
 	}
 	return withMySQLState(mysql.NewSQLError(code, mysql.SSUnknownSQLState, "%s", err.Error()))
 }

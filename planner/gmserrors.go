@@ -90,7 +90,7 @@ var gmsKinds = []*gmsKind{
 	// does not parse gets the MySQL parser's plain error, which is 1064.
 	{kind: gms.ErrUnknownPreparedStatement, code: erUnknownStmtHandler, state: mysql.SSUnknownSQLState},
 	{kind: parserSyntaxError, code: mysql.ERParseError, state: mysql.SSClientError,
-		pattern: `^syntax error at position [0-9]+(?: near '(?s:.*)')?$`},
+		pattern: `^syntax error at position \S+(?: near '(?s:.*)')?$`},
 
 	// System variables.
 	{kind: gms.ErrInvalidSystemVariableValue, code: mysql.ERWrongValueForVar, state: mysql.SSClientError,
@@ -106,7 +106,7 @@ const erUnknownStmtHandler = 1243
 
 // parserSyntaxError stands for the MySQL parser's syntax errors, which are
 // not a go-mysql-server kind: only their message is matched.
-var parserSyntaxError = goerrors.NewKind("syntax error at position %d")
+var parserSyntaxError = goerrors.NewKind("syntax error at position %s")
 
 // minLiteral is how many characters of its own a kind's format needs for
 // its messages to be recognised by text.

@@ -42,16 +42,16 @@ func resolveLocation(tableRoot string, roots []string, loc string) (string, erro
 	if objectstore.IsLocation(loc) {
 		return resolveObjectLocation(roots, loc)
 	}
-	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) && !strings.Contains(loc, "://") {
+	if strings.Contains(loc, "://") || looksLikeScheme(loc) {
+		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
+			strings.Join(objectstore.Schemes, ", "))
+	}
+	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) {
 		rel := path.Clean(filepath.ToSlash(loc))
 		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 			return "", fmt.Errorf("%w: location %q leaves the table root %s", ErrLocation, loc, tableRoot)
 		}
 		return resolveObjectLocation(roots, tableRoot+"/"+rel)
-	}
-	if strings.Contains(loc, "://") || looksLikeScheme(loc) {
-		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
-			strings.Join(objectstore.Schemes, ", "))
 	}
 	p := loc
 	if !filepath.IsAbs(p) {
