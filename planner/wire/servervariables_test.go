@@ -143,6 +143,16 @@ func TestShowGrants(t *testing.T) {
 			t.Errorf("%s column (-want +got):\n%s", c.query, diff)
 		}
 	}
+	// Prepared (COM_STMT_PREPARE), SHOW GRANTS answers the same.
+	st, err := ts.preparedDB().Prepare("SHOW GRANTS")
+	if err != nil {
+		t.Fatalf("prepare SHOW GRANTS: %v", err)
+	}
+	rows, err := st.Query()
+	if diff := cmp.Diff([][]string{{"GRANT ALL PRIVILEGES ON *.* TO `root`@`%`"}}, rowStrings(t, "prepared SHOW GRANTS", rows, err)); diff != "" {
+		t.Errorf("prepared SHOW GRANTS (-want +got):\n%s", diff)
+	}
+	st.Close()
 	for _, q := range []string{"SHOW GRANTS FOR nobody", "SHOW GRANTS FOR 'root'@'localhost'"} {
 		_, err := root.Query(q)
 		me, _ := err.(*mysql.MySQLError)
