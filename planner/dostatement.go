@@ -38,6 +38,18 @@ func (p *gmsParser) injectDo(query string) (ast.Statement, bool) {
 		}
 		exprs = append(exprs, ae.Expr)
 	}
+	// go-mysql-server's analyzer prepares the subqueries of the nodes it
+	// knows only; one here would fail as "uninitialized subquery" (1105).
+	subquery := false
+	_ = ast.Walk(func(n ast.SQLNode) (bool, error) {
+		_, is := n.(*ast.Subquery)
+		subquery = subquery || is
+		return !subquery, nil
+	}, exprs)
+	if subquery {
+		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine,
+			err: fmt.Errorf("%w: a subquery in DO (use SELECT)", ErrNotSupported)}}, true
+	}
 	return ast.InjectedStatement{Statement: &doNode{}, Children: exprs}, true
 }
 
