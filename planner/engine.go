@@ -50,6 +50,9 @@ type Options struct {
 	// Storage holds storage.* options for Delta sinks on object storage
 	// that do not set them in WITH; a sink's own options win, key by key.
 	Storage map[string]string
+	// KnownUser reports whether a user exists, for SHOW GRANTS FOR
+	// another user; when nil, only the session's own user is known.
+	KnownUser func(name string) bool
 }
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.

@@ -27,7 +27,10 @@ func MySQLError(err error) *mysql.SQLError {
 	}
 	code := 0
 	var syn *SyntaxError
+	var noGrant errNoGrant
 	switch {
+	case errors.As(err, &noGrant):
+		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
@@ -65,7 +68,9 @@ func MySQLError(err error) *mysql.SQLError {
 		if c, st, ok := gmsCode(err); ok {
 			return mysql.NewSQLError(c, st, "%s", err.Error())
 		}
-		return withMySQLState(gms.CastSQLError(err))
+		// The message is all that tells some errors apart (the MySQL
+		// parser's syntax errors in a PREPARE's text, for one).
+		return withMySQLState(ClassifyMessage(gms.CastSQLError(err)))
 	}
 	return withMySQLState(mysql.NewSQLError(code, mysql.SSUnknownSQLState, "%s", err.Error()))
 }

@@ -85,6 +85,13 @@ var gmsKinds = []*gmsKind{
 	{kind: plan.ErrUpdateNotSupported, code: mysql.ERNotSupportedYet, state: mysql.SSClientError},
 	{kind: plan.ErrNotIndexable, code: mysql.ERNotSupportedYet, state: mysql.SSClientError},
 
+	// SQL-level prepared statements: EXECUTE or DEALLOCATE of a name not
+	// prepared is 1243, ER_UNKNOWN_STMT_HANDLER; a PREPARE whose text
+	// does not parse gets the MySQL parser's plain error, which is 1064.
+	{kind: gms.ErrUnknownPreparedStatement, code: erUnknownStmtHandler, state: mysql.SSUnknownSQLState},
+	{kind: parserSyntaxError, code: mysql.ERParseError, state: mysql.SSClientError,
+		pattern: `^syntax error at position \S+(?: near '(?s:.*)')?$`},
+
 	// System variables.
 	{kind: gms.ErrInvalidSystemVariableValue, code: mysql.ERWrongValueForVar, state: mysql.SSClientError,
 		refine: wrongValueForVar},
@@ -93,6 +100,13 @@ var gmsKinds = []*gmsKind{
 	{kind: gms.ErrSystemVariableReadOnly, code: mysql.ERIncorrectGlobalLocalVar, state: mysql.SSUnknownSQLState},
 	{kind: gms.ErrUnknownSystemVariable, code: mysql.ERUnknownSystemVariable, state: mysql.SSUnknownSQLState},
 }
+
+// erUnknownStmtHandler is MySQL's ER_UNKNOWN_STMT_HANDLER, which vitess does not name.
+const erUnknownStmtHandler = 1243
+
+// parserSyntaxError stands for the MySQL parser's syntax errors, which are
+// not a go-mysql-server kind: only their message is matched.
+var parserSyntaxError = goerrors.NewKind("syntax error at position %s")
 
 // minLiteral is how many characters of its own a kind's format needs for
 // its messages to be recognised by text.

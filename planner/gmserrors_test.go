@@ -55,6 +55,9 @@ func TestClassifyMessage(t *testing.T) {
 		"Variable 'max_connections' is a GLOBAL variable and should be set with SET GLOBAL": {1229, "HY000"},
 		"Variable 'version' is a read only variable":                                        {1238, "HY000"},
 		"Unknown system variable 'nope'":                                                    {1193, "HY000"},
+		// The MySQL parser's own errors (a PREPARE ... FROM text that does not parse).
+		"syntax error at position 3 near 'x'": {1064, "42000"},
+		"syntax error at position 12":         {1064, "42000"},
 
 		// Near misses: lakesql's own messages and others that share words
 		// with a kind's format.
@@ -77,7 +80,7 @@ func TestClassifyMessage(t *testing.T) {
 		"table doesn't support TRUNCATE or anything":                                     unknown,
 		"Variable 'x' can't be set to the value of 'y' (it is read only)":                unknown,
 		"Unknown system variable":                                                        unknown,
-		"syntax error at position 3 near 'x'":                                            unknown,
+		"sink s: syntax error at position 3 near 'x'":                                    unknown,
 	} {
 		got := ClassifyMessage(mysql.NewSQLError(mysql.ERUnknownError, mysql.SSUnknownSQLState, "%s", msg))
 		if got.Num != w.code || got.State != w.state {

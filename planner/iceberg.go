@@ -108,6 +108,15 @@ func icebergTable(loc string) (catalogadapter.TableIdent, string, error) {
 	if err != nil {
 		return id, "", fmt.Errorf("%w: %w", ErrLocation, err)
 	}
+	// Catalogs keep namespaces and tables as folders of the warehouse.
+	for _, part := range append(slices.Clone(id.Namespace), id.Name) {
+		if strings.ContainsAny(part, `/\`) {
+			return id, "", fmt.Errorf("%w: Iceberg table %q: %q holds a path separator", ErrLocation, loc, part)
+		}
+		if len(part) > maxNameBytes {
+			return id, "", fmt.Errorf("%w: Iceberg table %q: a part is %d bytes long, more than %d", ErrLocation, loc, len(part), maxNameBytes)
+		}
+	}
 	return id, id.String(), nil
 }
 

@@ -65,6 +65,12 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 		// *SyntaxError or *DefinitionError for the caller.
 		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, st: st, err: err}}, true, nil
 	}
+	if st, ok := p.injectDo(query); ok {
+		return st, true, nil
+	}
+	if st, ok := p.injectShowGrants(ctx, query); ok {
+		return st, true, nil
+	}
 	gctx, isGMS := ctx.(*gms.Context)
 	if !isGMS {
 		return nil, false, nil

@@ -48,12 +48,33 @@ const WarnEpochReplayed = 1105
 
 var registerOnce sync.Once
 
+// ServerVersion is the MySQL version lakesql reports: in the server's
+// greeting, @@version and VERSION(), on every path.
+const ServerVersion = "8.0.33-lakesql"
+
+// VersionComment is @@version_comment, which clients print on connect.
+const VersionComment = "lakesql"
+
+// IsolationLevel is the one isolation level lakesql gives: a statement
+// reads the sinks' last committed versions (README, Reading).
+const IsolationLevel = "READ-COMMITTED"
+
+// serverVariables are go-mysql-server's defaults that would describe
+// Dolt rather than lakesql.
+var serverVariables = map[string]any{
+	"version":               ServerVersion,
+	"version_comment":       VersionComment,
+	"transaction_isolation": IsolationLevel,
+	"tx_isolation":          IsolationLevel,
+	// TIMESTAMP values go to the tables as UTC whatever the session's
+	// time_zone (README, Limitations); under go-mysql-server's default,
+	// SYSTEM, NOW() would give the machine's wall clock, stored as UTC
+	// and off by the machine's offset. A session may still SET time_zone.
+	"time_zone": "+00:00",
+}
+
 // registerSystemVariables adds lakesql_epoch to go-mysql-server's system
-// variables (a process-wide registry), and makes sessions start in UTC.
-// TIMESTAMP values go to the tables as UTC whatever the session's
-// time_zone (README, Limitations); under go-mysql-server's default,
-// SYSTEM, NOW() would give the machine's wall clock, stored as UTC and
-// off by the machine's offset. A session may still SET time_zone.
+// variables (a process-wide registry) and sets serverVariables.
 func registerSystemVariables() {
 	registerOnce.Do(func() {
 		gms.SystemVariables.AddSystemVariables([]gms.SystemVariable{&gms.MysqlSystemVariable{
@@ -63,8 +84,8 @@ func registerSystemVariables() {
 			Type:    types.NewSystemIntType(EpochVariable, -1, math.MaxInt64, false),
 			Default: int64(-1),
 		}})
-		if err := gms.SystemVariables.AssignValues(map[string]any{"time_zone": "+00:00"}); err != nil {
-			panic(fmt.Sprintf("set the default time_zone: %v", err))
+		if err := gms.SystemVariables.AssignValues(serverVariables); err != nil {
+			panic(fmt.Sprintf("set lakesql's server variables: %v", err))
 		}
 	})
 }

@@ -42,22 +42,25 @@ func resolveLocation(tableRoot string, roots []string, loc string) (string, erro
 	if objectstore.IsLocation(loc) {
 		return resolveObjectLocation(roots, loc)
 	}
-	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) && !strings.Contains(loc, "://") {
+	if strings.Contains(loc, "://") || looksLikeScheme(loc) {
+		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
+			strings.Join(objectstore.Schemes, ", "))
+	}
+	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) {
 		rel := path.Clean(filepath.ToSlash(loc))
 		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 			return "", fmt.Errorf("%w: location %q leaves the table root %s", ErrLocation, loc, tableRoot)
 		}
 		return resolveObjectLocation(roots, tableRoot+"/"+rel)
 	}
-	if strings.Contains(loc, "://") {
-		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
-			strings.Join(objectstore.Schemes, ", "))
-	}
 	p := loc
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(tableRoot, p)
 	}
 	p = filepath.Clean(p)
+	if err := checkPathLength(p); err != nil {
+		return "", fmt.Errorf("%w: location %q: %w", ErrLocation, loc, err)
+	}
 	for _, r := range roots {
 		rel, err := filepath.Rel(r, p)
 		if err != nil {
@@ -70,6 +73,44 @@ func resolveLocation(tableRoot string, roots []string, loc string) (string, erro
 	return "", fmt.Errorf("%w: location %q resolves to %s, which is outside the allowed roots (%s)",
 		ErrLocation, loc, p, strings.Join(roots, ", "))
 }
+
+// looksLikeScheme reports whether a relative location starts like a URL
+// or a drive ("file:x", "s3:/x", "c:\\x"): taken as a path, it would name
+// a folder "file:" under the table root, which is not what was meant.
+func looksLikeScheme(loc string) bool {
+	if filepath.IsAbs(loc) {
+		return false
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(loc), "/")
+	return strings.Contains(first, ":")
+}
+
+// maxNameBytes is the longest file name the file systems lakesql runs on
+// take (NAME_MAX); maxPathBytes bounds a local table's folder, leaving
+// room under PATH_MAX for the table's own files and partition folders.
+const (
+	maxNameBytes = 255
+	maxPathBytes = 1024
+)
+
+// checkPathLength refuses a path the file system would refuse when the
+// table is created, so that CREATE SINK says why (1210) instead of
+// failing in the table provider.
+func checkPathLength(p string) error {
+	if len(p) > maxPathBytes {
+		return fmt.Errorf("the path is %d bytes long, more than %d", len(p), maxPathBytes)
+	}
+	for _, part := range strings.Split(p, string(filepath.Separator)) {
+		if len(part) > maxNameBytes {
+			return fmt.Errorf("the path has a name of %d bytes, more than %d", len(part), maxNameBytes)
+		}
+	}
+	return nil
+}
+
+// maxWriterIDBytes bounds writer_id, which names the sink's staging
+// journal file (with 24 bytes more) as well as its Delta txn.
+const maxWriterIDBytes = 200
 
 // sinkOptions is what WITH (...) sets.
 type sinkOptions struct {
@@ -148,6 +189,9 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 		case "writer_id":
 			if o.Value == "" {
 				return so, bad("the writer id must not be empty")
+			}
+			if len(o.Value) > maxWriterIDBytes {
+				return so, bad("the writer id is %d bytes long, more than %d", len(o.Value), maxWriterIDBytes)
 			}
 			so.writerID = o.Value
 		case "target_file_size", "flush_bytes":

@@ -25,6 +25,7 @@ var sqlStates = map[int]string{
 	mysql.ERTruncatedWrongValue:          "22007",
 	mysql.ERNotSupportedYet:              mysql.SSClientError,
 	mysql.ERAccessDeniedError:            "28000",
+	mysql.ERNonExistingGrant:             mysql.SSClientError,
 	mysql.ERSPDoesNotExist:               mysql.SSClientError,
 	mysql.ERWrongNumberOfColumnsInSelect: mysql.SSWrongNumberOfColumns,
 	mysql.ERWrongValueForVar:             mysql.SSClientError,

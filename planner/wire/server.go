@@ -161,6 +161,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
+		KnownUser: users.Has,
 	})
 	if err != nil {
 		l.Close()
@@ -204,7 +205,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		ConnReadTimeout:  cfg.ReadTimeout,
 		ConnWriteTimeout: cfg.WriteTimeout,
 		TLSConfig:        tlsCfg,
-		Version:          "8.0.33-lakesql",
+		Version:          planner.ServerVersion,
 		Options: []gmsserver.Option{func(e *sqle.Engine, sm *gmsserver.SessionManager, h mysql.Handler) (*sqle.Engine, *gmsserver.SessionManager, mysql.Handler) {
 			return e, sm, &handler{Handler: h, s: s}
 		}},
@@ -502,6 +503,7 @@ func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpool
 // the commit finds that nothing is to be written. The result callback
 // runs after the commit.
 func (h *handler) replayed(c *mysql.Conn, r *sqltypes.Result) {
+	okResult(r)
 	if r == nil || len(r.Fields) != 0 || r.RowsAffected == 0 {
 		return
 	}
