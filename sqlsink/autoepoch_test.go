@@ -83,3 +83,17 @@ func TestAutomaticEpochIsNeverAReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestAutomaticEpochAtLeastOnce: without epochs in the table, an automatic
+// epoch lands under its own number.
+func TestAutomaticEpochAtLeastOnce(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config("orders")
+	cfg.Delivery = AtLeastOnce
+	s := e.open(cfg)
+	for want := int64(1); want <= 2; want++ {
+		if n, res := e.autoEpoch(s, batch(t, row{ID: want})); n != want || res.Epoch != want || res.Skipped {
+			t.Fatalf("began %d, result %+v; want epoch %d", n, res, want)
+		}
+	}
+}

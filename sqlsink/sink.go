@@ -417,7 +417,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 	if s.skip {
 		return CommitResult{Epoch: e, Skipped: true, Version: s.counters.lastVersion.Load()}, nil
 	}
-	renumbers := 0
+	renumbers, landed := 0, e
 	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Operation: "WRITE"}
 	if s.cfg.Delivery == AtLeastOnce {
 		opts.Epoch = -1
@@ -447,7 +447,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			if rerr != nil {
 				return CommitResult{}, rerr
 			}
-			opts.Epoch = next
+			opts.Epoch, landed = next, next
 			if s.cfg.Mode == ModeUpsert {
 				// The other run changed the table: merge again on it.
 				s.discard(ctx)
@@ -458,7 +458,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			continue
 		}
 		if err == nil {
-			res := CommitResult{Epoch: opts.Epoch, Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
+			res := CommitResult{Epoch: landed, Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
 			if out.Skipped {
 				// Another run landed this epoch first: ours is not needed.
 				s.discard(ctx)
