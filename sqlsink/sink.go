@@ -429,7 +429,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		// A merge a conflict discarded is redone here, on this try or on
 		// the next CommitEpoch if the redo failed.
 		if s.unprepared {
-			if err := s.prepare(ctx, e); err != nil {
+			if err := s.prepare(ctx, landed); err != nil { // journaled under the epoch it commits as
 				return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
 			}
 			s.unprepared = false
