@@ -19,13 +19,14 @@ type smSnap struct {
 	Open    int64
 	HasOpen bool
 	Skip    bool
+	Auto    bool
 	Last    int64
 	HasLast bool
 	Reason  string
 }
 
 func smSnapOf(m *Machine) smSnap {
-	s := smSnap{State: m.State(), Phase: m.Phase(), Skip: m.Skipping(), Reason: m.FailReason()}
+	s := smSnap{State: m.State(), Phase: m.Phase(), Skip: m.Skipping(), Auto: m.Automatic(), Reason: m.FailReason()}
 	s.Open, s.HasOpen = m.OpenEpoch()
 	s.Last, s.HasLast = m.LastCommitted()
 	return s
@@ -933,6 +934,7 @@ type smModel struct {
 	stage   string // "", open, pre, committing
 	epoch   int64
 	skip    bool
+	auto    bool // the open epoch came from BeginNext
 	hasLast bool
 	last    int64
 	begun   []int64 // new epochs begun this session and not rolled back, in order
@@ -949,7 +951,16 @@ type smRandOp struct {
 }
 
 var smOpKinds = []string{"StartOpen", "Opened", "OpenFailed", "Begin", "Write", "PreCommit",
-	"BeginCommit", "Committed", "CommitFailed", "Rollback", "Fail", "Close"}
+	"BeginCommit", "Committed", "CommitFailed", "Rollback", "Fail", "Close", "BeginNext", "CommittedAs"}
+
+// smLanded is the epoch CommittedAs reports for op o: a later one (flag),
+// or an earlier one, which must be refused.
+func smLanded(o smRandOp) int64 {
+	if o.flag {
+		return o.e + 2
+	}
+	return o.e - 1
+}
 
 func (o smRandOp) String() string { return fmt.Sprintf("%s(%d,%v)", smOpKinds[o.kind], o.e, o.flag) }
 
@@ -996,9 +1007,38 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 			}
 		}
 		m.begun = append(m.begun, o.e)
-		m.stage, m.epoch = "open", o.e
+		m.stage, m.epoch, m.auto = "open", o.e, false
 		m.skip = m.hasLast && o.e <= m.last
 		return "ok", fmt.Sprint(m.skip)
+	case "BeginNext":
+		if m.status != "running" || m.stage != "" {
+			return "state", "-1"
+		}
+		next := int64(1)
+		if m.hasLast {
+			next = m.last + 1
+		}
+		if n := len(m.begun); n > 0 && m.begun[n-1] >= next {
+			next = m.begun[n-1] + 1
+		}
+		m.begun = append(m.begun, next)
+		m.stage, m.epoch, m.skip, m.auto = "open", next, false, true
+		return "ok", fmt.Sprint(next)
+	case "CommittedAs":
+		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
+			return d, ""
+		}
+		landed := smLanded(o)
+		if !m.auto || landed < o.e {
+			return "order", ""
+		}
+		if !m.hasLast || m.last < landed {
+			m.hasLast, m.last = true, landed
+		}
+		if n := len(m.begun); n == 0 || m.begun[n-1] < landed {
+			m.begun = append(m.begun, landed)
+		}
+		m.stage, m.skip, m.auto = "", false, false
 	case "Write":
 		if d := m.needEpoch(o.e, "running", "open"); d != "ok" {
 			return d, "false"
@@ -1018,13 +1058,13 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
 			return d, ""
 		}
-		if m.skip && !o.flag {
+		if (m.skip && !o.flag) || (m.auto && o.flag) {
 			return "skipmismatch", ""
 		}
 		if !m.hasLast || m.last < o.e {
 			m.hasLast, m.last = true, o.e
 		}
-		m.stage, m.skip = "", false
+		m.stage, m.skip, m.auto = "", false, false
 	case "CommitFailed":
 		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
 			return d, ""
@@ -1049,7 +1089,7 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if !m.skip {
 			m.begun = m.begun[:len(m.begun)-1] // a rolled-back epoch leaves no trace
 		}
-		m.stage, m.skip = "", false
+		m.stage, m.skip, m.auto = "", false, false
 	case "Fail":
 		if m.status == "closed" {
 			return "state", ""
@@ -1062,7 +1102,7 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if m.stage != "" {
 			ret = fmt.Sprint(m.epoch)
 		}
-		m.status, m.stage, m.skip = "closed", "", false
+		m.status, m.stage, m.skip, m.auto = "closed", "", false, false
 		return "ok", ret
 	}
 	return "ok", ""
@@ -1092,7 +1132,7 @@ func (m *smModel) snap() smSnap {
 	s.Phase = map[string]Phase{"": PhaseIdle, "open": PhaseOpen, "pre": PhasePrecommitted,
 		"committing": PhaseCommitting}[m.stage]
 	if m.stage != "" {
-		s.Open, s.HasOpen, s.Skip = m.epoch, true, m.skip
+		s.Open, s.HasOpen, s.Skip, s.Auto = m.epoch, true, m.skip, m.auto
 	}
 	return s
 }
@@ -1131,6 +1171,11 @@ func smApply(m *Machine, o smRandOp) (string, string) {
 			return "ok", "none"
 		}
 		return "ok", fmt.Sprint(e)
+	case "BeginNext":
+		e, err := m.BeginNext()
+		return smKind(err), fmt.Sprint(e)
+	case "CommittedAs":
+		return smKind(m.CommittedAs(o.e, smLanded(o))), ""
 	}
 	panic("unknown op kind")
 }
@@ -1188,7 +1233,7 @@ func smRandomOp(r *rand.Rand, m *Machine) smRandOp {
 	case n < 65:
 		o.kind = smProgressOp(r, m)
 	default:
-		o.kind = r.IntN(10)
+		o.kind = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}[r.IntN(12)]
 	}
 	o.flag = r.IntN(2) == 0
 	if o.kind == 8 { // CommitFailed: mostly retryable, to keep sequences going
@@ -1223,13 +1268,13 @@ func smProgressOp(r *rand.Rand, m *Machine) int {
 	}
 	switch m.Phase() {
 	case PhaseIdle:
-		return 3
+		return pick(3, 3, 12)
 	case PhaseOpen:
 		return pick(4, 4, 5, 5, 9)
 	case PhasePrecommitted:
 		return pick(6, 6, 6, 9)
 	}
-	return pick(7, 7, 7, 8)
+	return pick(7, 7, 7, 8, 13)
 }
 
 func TestMachineRandomAgainstModel(t *testing.T) {
@@ -1258,7 +1303,7 @@ func TestMachineRandomAgainstModel(t *testing.T) {
 			t.Errorf("op %s: never accepted or never rejected: %v", k, decisions)
 		}
 	}
-	for _, d := range []string{"Begin/order", "Write/order", "Rollback/order", "Committed/skipmismatch"} {
+	for _, d := range []string{"Begin/order", "Write/order", "Rollback/order", "Committed/skipmismatch", "CommittedAs/order"} {
 		if decisions[d] == 0 {
 			t.Errorf("decision %s never reached", d)
 		}
