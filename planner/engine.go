@@ -68,11 +68,16 @@ type Engine struct {
 	mu     sync.Mutex // guards sinks, order and the registry file
 	sinks  map[string]*sinkHandle
 	closed bool
+
+	// lock is the data directory's, held from Open to Close (LockFile).
+	lock *dataDirLock
 }
 
 // Open opens (or creates) the data directory and the sinks defined in it.
 // Sinks are reached lazily: a definition whose table is gone or changed
-// fails when it is used, not here.
+// fails when it is used, not here. The engine holds the data directory
+// until Close: another Open of it, in this process or another, fails with
+// ErrDataDirInUse.
 func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.DataDir == "" {
 		return nil, errors.New("lakesql: a data directory is required")
@@ -85,6 +90,24 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lakesql: data directory: %w", err)
 	}
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := openLocked(ctx, opts)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	e.lock = lock
+	return e, nil
+}
+
+// openLocked opens the engine on opts.DataDir, absolute, existing and
+// locked.
+func openLocked(ctx context.Context, opts Options) (*Engine, error) {
+	dir := opts.DataDir
+	var err error
 	for k, v := range opts.Storage {
 		if err := objectstore.CheckOption(k, v); err != nil {
 			return nil, fmt.Errorf("lakesql: %w", err)
@@ -182,6 +205,8 @@ func (e *Engine) Close() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, e.db.Close())
+	// Last: the next holder must find the sinks' epochs committed or gone.
+	errs = append(errs, e.lock.release())
 	return errors.Join(errs...)
 }
 

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +40,12 @@ import (
 
 // EpochVariable is the session variable that sets the next transaction's epoch.
 const EpochVariable = "lakesql_epoch"
+
+// MaxNamedEpoch is the largest epoch SET lakesql_epoch accepts, 2^62. The
+// epochs above it are left for the automatic epochs (last + 1) that follow
+// a named one: an epoch at the top of the int64 range would leave none,
+// and every later write of the sink would fail, across restarts too.
+const MaxNamedEpoch = int64(1) << 62
 
 // WarnEpochReplayed is the warning code of a commit that was skipped
 // because the table already holds its epoch.
@@ -81,13 +86,39 @@ func registerSystemVariables() {
 			Name:    EpochVariable,
 			Scope:   gms.GetMysqlScope(gms.SystemVariableScope_Session),
 			Dynamic: true,
-			Type:    types.NewSystemIntType(EpochVariable, -1, math.MaxInt64, false),
+			Type:    epochVariableType{types.NewSystemIntType(EpochVariable, -1, MaxNamedEpoch, false)},
 			Default: int64(-1),
 		}})
 		if err := gms.SystemVariables.AssignValues(serverVariables); err != nil {
 			panic(fmt.Sprintf("set lakesql's server variables: %v", err))
 		}
 	})
+}
+
+// epochVariableType is lakesql_epoch's type: go-mysql-server's system
+// integer, which converts a uint64 to int64 by wrapping, so that
+// 18446744073709551615 would become -1 (unset) and 2^63 a negative epoch.
+// Such values are refused (1231) like any other out of range.
+type epochVariableType struct{ gms.SystemVariableType }
+
+func (t epochVariableType) Convert(ctx context.Context, v any) (any, gms.ConvertInRange, error) {
+	switch n := v.(type) {
+	case uint64:
+		if n > uint64(MaxNamedEpoch) {
+			return nil, gms.OutOfRange, gms.ErrInvalidSystemVariableValue.New(EpochVariable, v)
+		}
+	case uint:
+		if uint64(n) > uint64(MaxNamedEpoch) {
+			return nil, gms.OutOfRange, gms.ErrInvalidSystemVariableValue.New(EpochVariable, v)
+		}
+	}
+	return t.SystemVariableType.Convert(ctx, v)
+}
+
+// Equals implements gms.Type: the embedded type's Equals knows only itself.
+func (t epochVariableType) Equals(other gms.Type) bool {
+	o, ok := other.(epochVariableType)
+	return ok && t.SystemVariableType.Equals(o.SystemVariableType)
 }
 
 // Session is one connection's state: its go-mysql-server session and its
@@ -540,15 +571,16 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 		if took, err = t.lock(ctx, h); err != nil {
 			return err
 		}
-		e, ok := s.explicitEpoch(ctx)
-		if !ok {
-			last, had := sink.LastCommittedEpoch()
-			e = 1
-			if had {
-				e = last + 1
-			}
+		// An epoch the session names may be a replay; one lakesql numbers
+		// never is (BeginNextEpoch): if another process under the same
+		// writer id took the number, the commit takes the next one.
+		e, named := s.explicitEpoch(ctx)
+		if named {
+			err = sink.BeginEpoch(ctx, e)
+		} else {
+			e, err = sink.BeginNextEpoch(ctx)
 		}
-		if err := sink.BeginEpoch(ctx, e); err != nil {
+		if err != nil {
 			if took {
 				t.unlock(h)
 			}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ import (
 
 // CommitResult reports what CommitEpoch did.
 type CommitResult struct {
+	// Epoch is the epoch that landed: the one committed, except for an
+	// epoch from BeginNextEpoch that another writer under the same writer
+	// id had taken, which lands as the next free one.
 	Epoch int64
 	// Skipped: the table already held this epoch (a replay); nothing was written.
 	Skipped  bool
@@ -192,8 +196,10 @@ func sameSchema(want, got *arrow.Schema) error {
 	return nil
 }
 
-// BeginEpoch opens epoch e. An epoch at or below the last committed one is
-// a replay: it is accepted, its rows are dropped, and its commit is skipped.
+// BeginEpoch opens epoch e, named by the caller. An epoch at or below the
+// last committed one is a replay: it is accepted, its rows are dropped,
+// and its commit is skipped; so is its commit when the table turns out to
+// hold e already (another run of the same writer id landed it).
 func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,6 +209,23 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	}
 	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = skip, nil, nil, false, false
 	return nil
+}
+
+// BeginNextEpoch opens the epoch after the last one this sink committed
+// or recovered, and returns it; pass it to the calls that follow. Such an
+// epoch is never a replay: when the table turns out to hold it already
+// (another process wrote under the same writer id), CommitEpoch commits
+// the rows as the epoch after the table's last one instead of skipping
+// them, and its result says which.
+func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.m.BeginNext()
+	if err != nil {
+		return -1, err
+	}
+	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = false, nil, nil, false, false
+	return e, nil
 }
 
 // Write buffers a batch into the open epoch. A batch is taken whole or not
@@ -350,16 +373,23 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 	}
 	start := time.Now()
 	res, err := s.commit(ctx, e)
-	res.Epoch, res.Duration = e, time.Since(start)
+	res.Duration = time.Since(start)
 	if err != nil {
+		res.Epoch = e
 		// Not fatal: the caller may retry CommitEpoch or roll back.
 		s.m.CommitFailed(e, err, false)
 		return res, fmt.Errorf("commit epoch %d to %s: %w", e, s.cfg.Table, err)
 	}
+	landed := func() error {
+		if res.Epoch != e {
+			return s.m.CommittedAs(e, res.Epoch)
+		}
+		return s.m.Committed(e, res.Skipped)
+	}
 	// The epoch has landed: what follows must finish whatever the context.
 	if err := s.buf.clear(context.WithoutCancel(ctx)); err != nil {
 		// The commit landed; a buffer we cannot clear makes the sink unusable.
-		s.m.Committed(e, res.Skipped)
+		landed()
 		s.m.Fail(err.Error())
 		return res, err
 	}
@@ -375,13 +405,19 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		s.counters.lastVersion.Store(res.Version)
 	}
 	s.counters.retries.Add(int64(res.Retries))
-	return res, s.m.Committed(e, res.Skipped)
+	return res, landed()
 }
 
+// maxRenumbers bounds how often an automatic epoch moves past epochs other
+// processes under the same writer id keep landing.
+const maxRenumbers = 20
+
+// commit publishes the open epoch e and reports the epoch it landed as.
 func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 	if s.skip {
-		return CommitResult{Skipped: true, Version: s.counters.lastVersion.Load()}, nil
+		return CommitResult{Epoch: e, Skipped: true, Version: s.counters.lastVersion.Load()}, nil
 	}
+	renumbers, landed := 0, e
 	opts := catalogadapter.CommitOptions{WriterID: s.cfg.WriterID, Epoch: e, Operation: "WRITE"}
 	if s.cfg.Delivery == AtLeastOnce {
 		opts.Epoch = -1
@@ -393,15 +429,36 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		// A merge a conflict discarded is redone here, on this try or on
 		// the next CommitEpoch if the redo failed.
 		if s.unprepared {
-			if err := s.prepare(ctx, e); err != nil {
+			if err := s.prepare(ctx, landed); err != nil { // journaled under the epoch it commits as
 				return CommitResult{}, fmt.Errorf("redo merge after conflict: %w", err)
 			}
 			s.unprepared = false
 		}
 		opts.Removes, opts.ReadsTable, opts.ReadVersion = s.removes, s.readsTable, s.readVersion
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
+		if err == nil && out.Skipped && s.m.Automatic() {
+			// The table holds our number from another run of our writer
+			// id: these rows are new, not a replay; take the next number.
+			if renumbers++; renumbers > maxRenumbers {
+				return CommitResult{}, fmt.Errorf("%w: epoch %d: other writers under writer id %q kept taking the next epoch (%d times)",
+					catalogadapter.ErrConflict, e, s.cfg.WriterID, maxRenumbers)
+			}
+			next, rerr := s.nextTableEpoch(ctx, opts.Epoch)
+			if rerr != nil {
+				return CommitResult{}, rerr
+			}
+			opts.Epoch, landed = next, next
+			if s.cfg.Mode == ModeUpsert {
+				// The other run changed the table: merge again on it.
+				s.discard(ctx)
+				s.unprepared = true
+			} else if rerr := s.journal.record(next, s.staged); rerr != nil {
+				return CommitResult{}, rerr
+			}
+			continue
+		}
 		if err == nil {
-			res := CommitResult{Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
+			res := CommitResult{Epoch: landed, Skipped: out.Skipped, Version: out.Version, Retries: out.Retries}
 			if out.Skipped {
 				// Another run landed this epoch first: ours is not needed.
 				s.discard(ctx)
@@ -428,6 +485,27 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			return CommitResult{}, err
 		}
 	}
+}
+
+// nextTableEpoch returns the epoch after the last one the table holds for
+// the sink's writer id, and at least after; an automatic epoch commits as
+// it when the table turned out to hold its number already.
+func (s *Sink) nextTableEpoch(ctx context.Context, after int64) (int64, error) {
+	rec, ok := s.cfg.Provider.(catalogadapter.EpochRecorder)
+	if !ok {
+		return -1, fmt.Errorf("%w: the backend does not record epochs", ErrConfig)
+	}
+	last, has, err := rec.LastEpoch(ctx, s.cfg.Table, s.cfg.WriterID)
+	if err != nil {
+		return -1, fmt.Errorf("read the table's last epoch: %w", err)
+	}
+	if !has || last < after {
+		last = after
+	}
+	if last == math.MaxInt64 {
+		return -1, fmt.Errorf("%w: the table holds epoch %d for writer id %q: no epoch is left after it", ErrEpochOrder, last, s.cfg.WriterID)
+	}
+	return last + 1, nil
 }
 
 // RollbackEpoch discards the epoch: its buffered rows and staged files.

@@ -3,6 +3,7 @@ package sqlsink
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // This file is the sink's lifecycle as a pure state machine, in the manner of
@@ -134,13 +135,20 @@ type Machine struct {
 
 	epoch int64 // the epoch open/precommitted/committing; meaningful when phase != idle
 	skip  bool  // the open epoch was already committed before: write nothing
+	// auto: the open epoch was numbered by BeginNext, not named by the
+	// caller; it is never a replay, and its commit may land under a
+	// later number (CommittedAs).
+	auto bool
 
 	lastCommitted int64 // highest epoch known committed (recovered or in this session)
 	hasCommitted  bool
 
-	lastBegun  int64 // ordering is per session: the last epoch begun
-	hasBegun   bool
-	rolledBack bool // lastBegun was rolled back, so it may be begun again
+	lastBegun int64 // ordering is per session: the last new epoch begun
+	hasBegun  bool
+	// prevBegun is lastBegun before the open epoch was begun: a rollback
+	// restores it, so a rolled-back epoch leaves nothing behind.
+	prevBegun    int64
+	prevHasBegun bool
 
 	reason string // why the sink failed
 }
@@ -218,9 +226,39 @@ func (m *Machine) OpenFailed(reason string) error {
 // Begin opens epoch e. An epoch at or below the last committed one is a
 // replay: it is always accepted (skip is true) and nothing of it is written,
 // so replaying a transaction that landed succeeds, in this session or after
-// a restart. A new epoch must exceed the last new epoch begun, except that a
-// rolled-back epoch may be begun again (a retried transaction).
+// a restart. A new epoch must exceed the last new epoch begun and not
+// rolled back: a rolled-back epoch leaves no trace, so it, or a lower one,
+// may be begun next (a retried transaction, or an automatic epoch).
 func (m *Machine) Begin(e int64) (skip bool, err error) {
+	return m.begin(e, false)
+}
+
+// BeginNext opens the epoch after the last one committed or begun (1 when
+// there is none), numbered by the sink rather than named by its caller:
+// it is never a replay. It fails when no epoch is left after the last.
+func (m *Machine) BeginNext() (int64, error) {
+	if m.state != StateRunning {
+		return -1, m.stateErr(smOpBegin, -1, false)
+	}
+	last, has := m.lastCommitted, m.hasCommitted
+	if m.hasBegun && (!has || m.lastBegun > last) {
+		last, has = m.lastBegun, true
+	}
+	e := int64(1)
+	if has {
+		if last == math.MaxInt64 {
+			return -1, m.err(smOpBegin, -1, false, last, ErrEpochOrder,
+				fmt.Sprintf("no epoch is left after %d", last))
+		}
+		e = last + 1
+	}
+	if _, err := m.begin(e, true); err != nil {
+		return -1, err
+	}
+	return e, nil
+}
+
+func (m *Machine) begin(e int64, auto bool) (skip bool, err error) {
 	if m.state != StateRunning {
 		return false, m.stateErr(smOpBegin, e, true)
 	}
@@ -234,15 +272,16 @@ func (m *Machine) Begin(e int64) (skip bool, err error) {
 		return false, m.err(smOpBegin, e, true, -1, ErrEpochOrder, "epoch must be >= 0")
 	}
 	if m.hasCommitted && e <= m.lastCommitted {
-		m.phase, m.epoch, m.skip = PhaseOpen, e, true
+		m.phase, m.epoch, m.skip, m.auto = PhaseOpen, e, true, false
 		return true, nil
 	}
-	if m.hasBegun && (e < m.lastBegun || (e == m.lastBegun && !m.rolledBack)) {
+	if m.hasBegun && e <= m.lastBegun {
 		return false, m.err(smOpBegin, e, true, m.lastBegun, ErrEpochOrder,
 			fmt.Sprintf("epoch must be after %d, the last epoch begun", m.lastBegun))
 	}
-	m.phase, m.epoch, m.skip = PhaseOpen, e, false
-	m.lastBegun, m.hasBegun, m.rolledBack = e, true, false
+	m.phase, m.epoch, m.skip, m.auto = PhaseOpen, e, false, auto
+	m.prevBegun, m.prevHasBegun = m.lastBegun, m.hasBegun
+	m.lastBegun, m.hasBegun = e, true
 	return false, nil
 }
 
@@ -277,8 +316,9 @@ func (m *Machine) BeginCommit(e int64) error {
 
 // Committed records that epoch e is durable (skipped: nothing was written
 // because the table already held it) and returns to idle. Skipped may be
-// true for a non-skip epoch, when the commit found the epoch already landed,
-// e.g. by a concurrent writer; it may not be false for a skip epoch.
+// true for a named non-skip epoch, when the commit found the epoch already
+// landed, e.g. by a concurrent writer; it may not be false for a skip
+// epoch, nor true for an automatic one (BeginNext), which is never a replay.
 func (m *Machine) Committed(e int64, skipped bool) error {
 	if err := m.check(smOpCommit, e, StateRunning, PhaseCommitting); err != nil {
 		return err
@@ -287,15 +327,46 @@ func (m *Machine) Committed(e int64, skipped bool) error {
 		return m.err(smOpCommit, e, true, m.epoch, ErrSkipMismatch,
 			fmt.Sprintf("epoch %d was already committed (last committed %d); nothing may be written", e, m.lastCommitted))
 	}
+	if m.auto && skipped {
+		return m.err(smOpCommit, e, true, m.epoch, ErrSkipMismatch,
+			fmt.Sprintf("epoch %d was numbered by the sink; it cannot be a replay", e))
+	}
+	m.committed(e)
+	return nil
+}
+
+// CommittedAs records that automatic epoch e landed as epoch landed (at or
+// after e): another writer under the same writer id had taken e, so the
+// engine numbered the commit after the table's last epoch instead of
+// mistaking it for a replay. Only an automatic epoch may be renumbered.
+func (m *Machine) CommittedAs(e, landed int64) error {
+	if err := m.check(smOpCommit, e, StateRunning, PhaseCommitting); err != nil {
+		return err
+	}
+	if !m.auto || landed < e {
+		return m.err(smOpCommit, e, true, m.epoch, ErrEpochOrder,
+			fmt.Sprintf("epoch %d cannot land as %d: only an epoch the sink numbered may move, and only forward", e, landed))
+	}
+	m.committed(landed)
+	if landed > m.lastBegun {
+		m.lastBegun = landed
+	}
+	return nil
+}
+
+// committed ends the committing epoch as epoch e, durable.
+func (m *Machine) committed(e int64) {
 	// Max, not assignment: a skip epoch lies at or below the last committed
 	// one, and the last committed epoch never moves backwards.
 	if !m.hasCommitted || e > m.lastCommitted {
 		m.lastCommitted, m.hasCommitted = e, true
 	}
 	m.phase = PhaseIdle
-	m.skip = false
-	return nil
+	m.skip, m.auto = false, false
 }
+
+// Automatic reports whether the current epoch was numbered by BeginNext.
+func (m *Machine) Automatic() bool { return m.phase != PhaseIdle && m.auto }
 
 // CommitFailed records a failed catalog commit of epoch e. A non-fatal
 // failure returns to precommitted, so the caller may retry CommitEpoch or
@@ -316,8 +387,9 @@ func (m *Machine) CommitFailed(e int64, cause error, fatal bool) error {
 	return nil
 }
 
-// Rollback abandons epoch e, open or precommitted, returning to idle; the
-// same epoch may then be begun again. It is also accepted in failed, so the
+// Rollback abandons epoch e, open or precommitted, returning to idle, and
+// leaves nothing of it behind: the same epoch, or a lower one, may be begun
+// next. It is also accepted in failed, so the
 // engine can clean up staged data. A committing epoch cannot be rolled back:
 // its commit may have landed, and its files would then be live.
 func (m *Machine) Rollback(e int64) error {
@@ -333,9 +405,11 @@ func (m *Machine) Rollback(e int64) error {
 	if m.phase == PhaseCommitting {
 		return m.phaseErr(smOpRollback, e, "its commit is in flight")
 	}
+	if !m.skip {
+		m.lastBegun, m.hasBegun = m.prevBegun, m.prevHasBegun
+	}
 	m.phase = PhaseIdle
-	m.skip = false
-	m.rolledBack = true
+	m.skip, m.auto = false, false
 	return nil
 }
 
@@ -360,7 +434,7 @@ func (m *Machine) Close() (openEpoch int64, hadOpen bool) {
 	openEpoch, hadOpen = m.OpenEpoch()
 	m.state = StateClosed
 	m.phase = PhaseIdle
-	m.skip = false
+	m.skip, m.auto = false, false
 	return openEpoch, hadOpen
 }
 

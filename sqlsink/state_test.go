@@ -3,6 +3,7 @@ package sqlsink
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -18,13 +19,14 @@ type smSnap struct {
 	Open    int64
 	HasOpen bool
 	Skip    bool
+	Auto    bool
 	Last    int64
 	HasLast bool
 	Reason  string
 }
 
 func smSnapOf(m *Machine) smSnap {
-	s := smSnap{State: m.State(), Phase: m.Phase(), Skip: m.Skipping(), Reason: m.FailReason()}
+	s := smSnap{State: m.State(), Phase: m.Phase(), Skip: m.Skipping(), Auto: m.Automatic(), Reason: m.FailReason()}
 	s.Open, s.HasOpen = m.OpenEpoch()
 	s.Last, s.HasLast = m.LastCommitted()
 	return s
@@ -499,7 +501,7 @@ func TestMachineEpochOrdering(t *testing.T) {
 		{"re-begin after rollback of open", smRollbackEpoch(8, false), 8, nil, false},
 		{"re-begin after rollback of precommitted", smRollbackEpoch(8, true), 8, nil, false},
 		{"re-begin skip epoch after rollback", smRollbackEpoch(4, false), 4, nil, true},
-		{"lower after rollback", smRollbackEpoch(8, false), 7, ErrEpochOrder, false},
+		{"lower after rollback", smRollbackEpoch(8, false), 7, nil, false},
 		{"higher after rollback", smRollbackEpoch(8, false), 9, nil, false},
 		{"re-begin after failed commit and rollback", func(t testing.TB, m *Machine) {
 			smBegin(t, m, 8)
@@ -514,7 +516,11 @@ func TestMachineEpochOrdering(t *testing.T) {
 		}, 8, nil, true},
 		{"lower than a rolled-back new epoch", func(t testing.TB, m *Machine) {
 			smRollbackEpoch(8, false)(t, m)
-		}, 6, ErrEpochOrder, false},
+		}, 6, nil, false},
+		{"rolled-back far epoch leaves nothing behind", func(t testing.TB, m *Machine) {
+			smRollbackEpoch(600, true)(t, m)
+			smRollbackEpoch(700, false)(t, m)
+		}, 6, nil, false},
 		{"second rollback of same epoch still allows re-begin", func(t testing.TB, m *Machine) {
 			smRollbackEpoch(8, false)(t, m)
 			smRollbackEpoch(8, false)(t, m)
@@ -807,13 +813,11 @@ func TestTransitionErrorMessages(t *testing.T) {
 		{"begin while open", func() error { _, err := open6().Begin(7); return err },
 			"BeginEpoch(7): epoch 6 is open",
 			TransitionError{Op: "BeginEpoch", State: StateRunning, Phase: PhaseOpen, Epoch: 7, Current: 6, Err: ErrWrongState}},
-		{"begin out of order", func() error {
-			m := smRunning(t, 0, false)
-			smRollbackEpoch(7, false)(t, m)
-			_, err := m.Begin(6)
+		{"no epoch left", func() error {
+			_, err := smRunning(t, math.MaxInt64, true).BeginNext()
 			return err
-		}, "BeginEpoch(6): epoch must be after 7, the last epoch begun",
-			TransitionError{Op: "BeginEpoch", State: StateRunning, Phase: PhaseIdle, Epoch: 6, Current: 7, Err: ErrEpochOrder}},
+		}, "BeginEpoch: no epoch is left after 9223372036854775807",
+			TransitionError{Op: "BeginEpoch", State: StateRunning, Phase: PhaseIdle, Epoch: -1, Current: math.MaxInt64, Err: ErrEpochOrder}},
 		{"negative epoch", func() error { _, err := smRunning(t, 0, false).Begin(-3); return err },
 			"BeginEpoch(-3): epoch must be >= 0",
 			TransitionError{Op: "BeginEpoch", State: StateRunning, Phase: PhaseIdle, Epoch: -3, Current: -1, Err: ErrEpochOrder}},
@@ -930,10 +934,10 @@ type smModel struct {
 	stage   string // "", open, pre, committing
 	epoch   int64
 	skip    bool
+	auto    bool // the open epoch came from BeginNext
 	hasLast bool
 	last    int64
-	begun   []int64 // epochs begun this session, in order
-	retry   bool    // the last begun epoch was rolled back
+	begun   []int64 // new epochs begun this session and not rolled back, in order
 	reason  string
 }
 
@@ -947,7 +951,16 @@ type smRandOp struct {
 }
 
 var smOpKinds = []string{"StartOpen", "Opened", "OpenFailed", "Begin", "Write", "PreCommit",
-	"BeginCommit", "Committed", "CommitFailed", "Rollback", "Fail", "Close"}
+	"BeginCommit", "Committed", "CommitFailed", "Rollback", "Fail", "Close", "BeginNext", "CommittedAs"}
+
+// smLanded is the epoch CommittedAs reports for op o: a later one (flag),
+// or an earlier one, which must be refused.
+func smLanded(o smRandOp) int64 {
+	if o.flag {
+		return o.e + 2
+	}
+	return o.e - 1
+}
 
 func (o smRandOp) String() string { return fmt.Sprintf("%s(%d,%v)", smOpKinds[o.kind], o.e, o.flag) }
 
@@ -989,15 +1002,43 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		}
 		if n := len(m.begun); n > 0 {
 			prev := m.begun[n-1]
-			if o.e < prev || (o.e == prev && !m.retry) {
+			if o.e <= prev {
 				return "order", "false"
 			}
 		}
 		m.begun = append(m.begun, o.e)
-		m.retry = false
-		m.stage, m.epoch = "open", o.e
+		m.stage, m.epoch, m.auto = "open", o.e, false
 		m.skip = m.hasLast && o.e <= m.last
 		return "ok", fmt.Sprint(m.skip)
+	case "BeginNext":
+		if m.status != "running" || m.stage != "" {
+			return "state", "-1"
+		}
+		next := int64(1)
+		if m.hasLast {
+			next = m.last + 1
+		}
+		if n := len(m.begun); n > 0 && m.begun[n-1] >= next {
+			next = m.begun[n-1] + 1
+		}
+		m.begun = append(m.begun, next)
+		m.stage, m.epoch, m.skip, m.auto = "open", next, false, true
+		return "ok", fmt.Sprint(next)
+	case "CommittedAs":
+		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
+			return d, ""
+		}
+		landed := smLanded(o)
+		if !m.auto || landed < o.e {
+			return "order", ""
+		}
+		if !m.hasLast || m.last < landed {
+			m.hasLast, m.last = true, landed
+		}
+		if n := len(m.begun); n == 0 || m.begun[n-1] < landed {
+			m.begun = append(m.begun, landed)
+		}
+		m.stage, m.skip, m.auto = "", false, false
 	case "Write":
 		if d := m.needEpoch(o.e, "running", "open"); d != "ok" {
 			return d, "false"
@@ -1017,13 +1058,13 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
 			return d, ""
 		}
-		if m.skip && !o.flag {
+		if (m.skip && !o.flag) || (m.auto && o.flag) {
 			return "skipmismatch", ""
 		}
 		if !m.hasLast || m.last < o.e {
 			m.hasLast, m.last = true, o.e
 		}
-		m.stage, m.skip = "", false
+		m.stage, m.skip, m.auto = "", false, false
 	case "CommitFailed":
 		if d := m.needEpoch(o.e, "running", "committing"); d != "ok" {
 			return d, ""
@@ -1045,7 +1086,10 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if m.stage == "committing" {
 			return "state", ""
 		}
-		m.stage, m.skip, m.retry = "", false, true
+		if !m.skip {
+			m.begun = m.begun[:len(m.begun)-1] // a rolled-back epoch leaves no trace
+		}
+		m.stage, m.skip, m.auto = "", false, false
 	case "Fail":
 		if m.status == "closed" {
 			return "state", ""
@@ -1058,7 +1102,7 @@ func (m *smModel) apply(o smRandOp) (string, string) {
 		if m.stage != "" {
 			ret = fmt.Sprint(m.epoch)
 		}
-		m.status, m.stage, m.skip = "closed", "", false
+		m.status, m.stage, m.skip, m.auto = "closed", "", false, false
 		return "ok", ret
 	}
 	return "ok", ""
@@ -1088,7 +1132,7 @@ func (m *smModel) snap() smSnap {
 	s.Phase = map[string]Phase{"": PhaseIdle, "open": PhaseOpen, "pre": PhasePrecommitted,
 		"committing": PhaseCommitting}[m.stage]
 	if m.stage != "" {
-		s.Open, s.HasOpen, s.Skip = m.epoch, true, m.skip
+		s.Open, s.HasOpen, s.Skip, s.Auto = m.epoch, true, m.skip, m.auto
 	}
 	return s
 }
@@ -1127,6 +1171,11 @@ func smApply(m *Machine, o smRandOp) (string, string) {
 			return "ok", "none"
 		}
 		return "ok", fmt.Sprint(e)
+	case "BeginNext":
+		e, err := m.BeginNext()
+		return smKind(err), fmt.Sprint(e)
+	case "CommittedAs":
+		return smKind(m.CommittedAs(o.e, smLanded(o))), ""
 	}
 	panic("unknown op kind")
 }
@@ -1184,7 +1233,7 @@ func smRandomOp(r *rand.Rand, m *Machine) smRandOp {
 	case n < 65:
 		o.kind = smProgressOp(r, m)
 	default:
-		o.kind = r.IntN(10)
+		o.kind = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13}[r.IntN(12)]
 	}
 	o.flag = r.IntN(2) == 0
 	if o.kind == 8 { // CommitFailed: mostly retryable, to keep sequences going
@@ -1219,13 +1268,13 @@ func smProgressOp(r *rand.Rand, m *Machine) int {
 	}
 	switch m.Phase() {
 	case PhaseIdle:
-		return 3
+		return pick(3, 3, 12)
 	case PhaseOpen:
 		return pick(4, 4, 5, 5, 9)
 	case PhasePrecommitted:
 		return pick(6, 6, 6, 9)
 	}
-	return pick(7, 7, 7, 8)
+	return pick(7, 7, 7, 8, 13)
 }
 
 func TestMachineRandomAgainstModel(t *testing.T) {
@@ -1254,7 +1303,7 @@ func TestMachineRandomAgainstModel(t *testing.T) {
 			t.Errorf("op %s: never accepted or never rejected: %v", k, decisions)
 		}
 	}
-	for _, d := range []string{"Begin/order", "Write/order", "Rollback/order", "Committed/skipmismatch"} {
+	for _, d := range []string{"Begin/order", "Write/order", "Rollback/order", "Committed/skipmismatch", "CommittedAs/order"} {
 		if decisions[d] == 0 {
 			t.Errorf("decision %s never reached", d)
 		}
@@ -1316,4 +1365,98 @@ func TestMachineEngineHelpers(t *testing.T) {
 	if err := m.wrongState("Write"); err.Error() != "Write: sink is closed" {
 		t.Errorf("wrongState closed: %v", err)
 	}
+}
+
+// TestMachineAutomaticEpoch: BeginNext numbers the epoch after the last
+// one committed, whatever a rolled-back named epoch was; an automatic
+// epoch is never a replay, and may land under a later number.
+func TestMachineAutomaticEpoch(t *testing.T) {
+	next := func(t *testing.T, m *Machine, want int64) {
+		t.Helper()
+		e, err := m.BeginNext()
+		if err != nil || e != want {
+			t.Fatalf("BeginNext = %d, %v; want %d", e, err, want)
+		}
+		if !m.Automatic() || m.Skipping() {
+			t.Fatalf("Automatic %v Skipping %v after BeginNext", m.Automatic(), m.Skipping())
+		}
+	}
+	commit := func(t *testing.T, m *Machine, e int64) {
+		t.Helper()
+		smMust(t, m.PreCommit(e))
+		smMust(t, m.BeginCommit(e))
+		smMust(t, m.Committed(e, false))
+	}
+	t.Run("first is 1", func(t *testing.T) {
+		next(t, smRunning(t, 0, false), 1)
+	})
+	t.Run("after recovered and committed", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		next(t, m, 6)
+		commit(t, m, 6)
+		next(t, m, 7)
+	})
+	t.Run("after a rolled-back named epoch", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		smRollbackEpoch(600, true)(t, m)
+		next(t, m, 6)
+		smMust(t, m.Rollback(6))
+		next(t, m, 6)
+	})
+	t.Run("a named epoch is not automatic", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		smBegin(t, m, 9)
+		if m.Automatic() {
+			t.Fatal("Automatic after Begin")
+		}
+	})
+	t.Run("never a replay", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		next(t, m, 6)
+		smMust(t, m.PreCommit(6))
+		smMust(t, m.BeginCommit(6))
+		before := smSnapOf(m)
+		if err := m.Committed(6, true); !errors.Is(err, ErrSkipMismatch) {
+			t.Fatalf("Committed(6, skipped) = %v, want ErrSkipMismatch", err)
+		}
+		if diff := cmp.Diff(before, smSnapOf(m)); diff != "" {
+			t.Fatalf("refused Committed changed state:\n%s", diff)
+		}
+	})
+	t.Run("lands renumbered", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		next(t, m, 6)
+		smMust(t, m.PreCommit(6))
+		smMust(t, m.BeginCommit(6))
+		for _, bad := range []int64{5, 0} {
+			if err := m.CommittedAs(6, bad); !errors.Is(err, ErrEpochOrder) {
+				t.Fatalf("CommittedAs(6, %d) = %v, want ErrEpochOrder", bad, err)
+			}
+		}
+		smMust(t, m.CommittedAs(6, 12))
+		if last, ok := m.LastCommitted(); !ok || last != 12 || m.Phase() != PhaseIdle {
+			t.Fatalf("LastCommitted = %d,%v phase %s; want 12 idle", last, ok, m.Phase())
+		}
+		next(t, m, 13)
+	})
+	t.Run("a named epoch cannot move", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		smBegin(t, m, 6)
+		smMust(t, m.PreCommit(6))
+		smMust(t, m.BeginCommit(6))
+		if err := m.CommittedAs(6, 7); !errors.Is(err, ErrEpochOrder) {
+			t.Fatalf("CommittedAs of a named epoch = %v, want ErrEpochOrder", err)
+		}
+	})
+	t.Run("one at a time and only running", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		next(t, m, 6)
+		if _, err := m.BeginNext(); !errors.Is(err, ErrWrongState) {
+			t.Fatalf("BeginNext while open = %v", err)
+		}
+		m.Close()
+		if _, err := m.BeginNext(); !errors.Is(err, ErrWrongState) {
+			t.Fatalf("BeginNext when closed = %v", err)
+		}
+	})
 }

@@ -243,13 +243,57 @@ func (p *embeddedPath) OpenAs(*testing.T, string, string) (session, error) {
 	return nil, errNotApplicable
 }
 
-// OpenKillable runs the embedded driver in a child process of its own,
-// on the same data directory: killing it kills an engine mid-transaction.
+// OpenKillable runs the embedded driver in a child process of its own:
+// killing it kills an engine mid-transaction. A data directory serves one
+// process (the engine locks it), so the child's is its own, with the
+// parent's sinks defined again on the same tables (its table root is the
+// parent's, so their relative locations name the same tables).
 func (p *embeddedPath) OpenKillable(t *testing.T) killable {
 	t.Helper()
-	c, err := startChildSession(t, "lakesql", p.dsn())
+	dir := filepath.Join(t.TempDir(), "child")
+	root := p.tableRoot
+	if root == "" {
+		root = p.dir
+	}
+	v := url.Values{"allowed_roots": {dir, p.dir}, "table_root": {root}}
+	if p.tableRoot != "" {
+		v.Add("allowed_roots", p.tableRoot)
+		for k, val := range lake.Options() {
+			v.Set(k, val)
+		}
+	}
+	c, err := startChildSession(t, "lakesql", dir+"?"+v.Encode())
 	if err != nil {
 		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var names []string
+	rows, err := p.db.QueryContext(ctx, "SHOW SINKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		var name string
+		vals[0] = &name
+		for i := 1; i < len(vals); i++ {
+			vals[i] = new(sql.RawBytes)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	rows.Close()
+	for _, name := range names {
+		var sink, create string
+		if err := p.db.QueryRowContext(ctx, "SHOW CREATE SINK "+name).Scan(&sink, &create); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, create); err != nil {
+			t.Fatalf("define sink %s in the child: %s: %v", name, create, err)
+		}
 	}
 	return c
 }

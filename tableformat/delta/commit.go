@@ -368,6 +368,9 @@ func (s *Snapshot) conflict(ctx context.Context, version int64) error {
 		if errors.Is(err, ErrNotFound) {
 			break
 		}
+		if errors.Is(err, ErrCorruptLog) {
+			return err // not a race to retry: the log is broken
+		}
 		if err != nil {
 			return fmt.Errorf("%w (and reading the winner failed: %v)", ce, err)
 		}

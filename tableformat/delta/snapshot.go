@@ -132,9 +132,9 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 				return nil, fmt.Errorf("read commit %d: %w", c.version, err)
 			}
 		}
-		actions, err := ParseActions(data)
+		actions, err := parseCommit(c.version, data)
 		if err != nil {
-			return nil, fmt.Errorf("commit %d: %w", c.version, err)
+			return nil, err
 		}
 		st.apply(actions)
 		last = data
@@ -457,9 +457,5 @@ func (t *Table) ReadCommit(ctx context.Context, version int64) ([]Action, error)
 	if err != nil {
 		return nil, fmt.Errorf("read commit %d: %w", version, err)
 	}
-	actions, err := ParseActions(data)
-	if err != nil {
-		return nil, fmt.Errorf("commit %d: %w", version, err)
-	}
-	return actions, nil
+	return parseCommit(version, data)
 }

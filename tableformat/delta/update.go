@@ -68,9 +68,9 @@ func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 	commits := make([]Commit, len(entries))
 	for i, data := range entries {
 		v := prev.Version + 1 + int64(i)
-		actions, err := ParseActions(data)
+		actions, err := parseCommit(v, data)
 		if err != nil {
-			return nil, fmt.Errorf("commit %d: %w", v, err)
+			return nil, err
 		}
 		commits[i] = Commit{Version: v, Actions: actions}
 	}

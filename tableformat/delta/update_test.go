@@ -131,6 +131,9 @@ func TestUpdateMatchesReplay(t *testing.T) {
 				out = append(out, Action{Txn: &Txn{AppID: fmt.Sprintf("app-%d", rng.IntN(3)), Version: version}})
 			}
 		}
+		if len(out) == 0 { // an entry holds at least one action
+			out = append(out, Action{Txn: &Txn{AppID: "filler", Version: version}})
+		}
 		switch rng.IntN(12) {
 		case 0:
 			out = append(out, Action{DomainMetadata: &DomainMetadata{Domain: fmt.Sprintf("d%d", rng.IntN(2)), Configuration: fmt.Sprint(version), Removed: rng.IntN(3) == 0}})
