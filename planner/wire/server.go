@@ -330,6 +330,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 	if closing {
 		c.Close()
 	}
+	initialStatus(c)
 	h.Handler.NewConnection(c)
 }
 
@@ -448,7 +449,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	defer h.end(c)
 	h.forget(c)
-	return h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(c, cb)))
+	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
+	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
+	return err
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -457,8 +460,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	defer h.end(c)
 	h.forget(c)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(c, cb))
-	return rest, h.finish(ctx, c, err)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb))
+	err = h.finish(ctx, c, err)
+	h.syncStatus(ctx, c)
+	return rest, err
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -479,16 +484,21 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	defer h.end(c)
 	h.forget(c)
-	return h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+	err := h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
 		h.replayed(c, r)
+		h.syncStatus(ctx, c)
 		return cb(r)
 	}))
+	h.syncStatus(ctx, c)
+	return err
 }
 
-// spool wraps a statement's result callback with replayed.
-func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+// spool wraps a statement's result callback with replayed, and sets the
+// status flags of the OK packet the callback writes (syncStatus).
+func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
 		h.replayed(c, r)
+		h.syncStatus(ctx, c)
 		return cb(r, more)
 	}
 }
