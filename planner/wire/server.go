@@ -484,6 +484,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	defer h.end(c)
 	h.forget(c)
+	padBinaryTimes(p)
 	err := h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
 		h.replayed(c, r)
 		h.syncStatus(ctx, c)
