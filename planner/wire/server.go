@@ -153,6 +153,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// with 1040 (see limitListener); vitess's limit stays off.
 		l = newLimitListener(l, cfg.MaxConnections)
 	}
+	l = guardListener{l} // answers the packets vitess cannot (commandGuard)
 
 	// Quiet go-mysql-server's per-connection info logging, and keep the
 	// literals of the statements it logs (secrets among them) off it.
@@ -331,6 +332,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 		c.Close()
 	}
 	initialStatus(c)
+	guardConnection(c, func() bool { return h.idle(c) })
 	h.Handler.NewConnection(c)
 }
 
@@ -364,6 +366,14 @@ func (h *handler) begin(c *mysql.Conn) bool {
 		st.busy = true
 	}
 	return true
+}
+
+// idle reports that no statement of the connection runs.
+func (h *handler) idle(c *mysql.Conn) bool {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	st := h.s.conns[c.ConnectionID]
+	return st != nil && !st.busy
 }
 
 // end marks the connection idle, closing it if the server is shutting down.
@@ -472,6 +482,10 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	}
 	defer h.end(c)
 	h.forget(c)
+	if err := checkParamCount(p); err != nil {
+		delete(c.PrepareData, p.StatementID)
+		return nil, err
+	}
 	fields, err := h.Handler.ComPrepare(ctx, c, query, p)
 	// A statement refused while it is prepared gets the code it gets
 	// when it is sent as a query.
