@@ -115,7 +115,10 @@ func (g *commandGuard) Read(p []byte) (int, error) {
 		n, err := g.Conn.Read(g.buf)
 		g.in = append(g.in, g.buf[:n]...)
 		if serr := g.scan(); serr != nil {
-			return 0, serr
+			// What came before the packet that ends the connection
+			// still goes to vitess.
+			g.in, g.readErr = nil, serr
+			continue
 		}
 		if err != nil {
 			// What could not be looked at goes on as it is.

@@ -19,7 +19,7 @@ type panicWatch struct {
 	caught []string
 }
 
-func watchPanics(t *testing.T) *panicWatch {
+func watchPanics(t testing.TB) *panicWatch {
 	w := &panicWatch{}
 	old := vtlog.Errorf
 	vtlog.Errorf = func(format string, args ...any) {
