@@ -100,7 +100,18 @@ func (g *commandGuard) Read(p []byte) (int, error) {
 			g.out = g.out[n:]
 			return n, nil
 		}
+		if len(g.in) > 0 {
+			if err := g.scan(); err != nil {
+				g.in, g.readErr = nil, err
+			}
+			if len(g.out) > 0 {
+				continue
+			}
+		}
 		if g.readErr != nil {
+			// A packet cut short by the end is dropped: vitess could
+			// not read it either.
+			g.in = nil
 			return 0, g.readErr
 		}
 		if len(g.in) == 0 && g.body >= len(p) {
@@ -114,16 +125,8 @@ func (g *commandGuard) Read(p []byte) (int, error) {
 		}
 		n, err := g.Conn.Read(g.buf)
 		g.in = append(g.in, g.buf[:n]...)
-		if serr := g.scan(); serr != nil {
-			// What came before the packet that ends the connection
-			// still goes to vitess.
-			g.in, g.readErr = nil, serr
-			continue
-		}
 		if err != nil {
-			// What could not be looked at goes on as it is.
-			g.out, g.in = append(g.out, g.in...), nil
-			g.readErr = err
+			g.readErr = err // once what was read is passed on
 		}
 	}
 }
@@ -149,6 +152,11 @@ func (g *commandGuard) scan() error {
 				return nil // the whole command first
 			}
 			if answer, v := g.refuse(g.in[4 : 4+n]); v != pass {
+				if len(g.out) > 0 {
+					// Answered once vitess has taken (and answered) the
+					// commands before it, which keeps answers in order.
+					return nil
+				}
 				if answer != nil {
 					if _, err := g.Conn.Write(answer); err != nil {
 						return err

@@ -161,3 +161,35 @@ func TestTooManyPlaceholders(t *testing.T) {
 		t.Errorf("vitess caught a panic: %v", p)
 	}
 }
+
+// Commands sent together (pipelined) are answered in the order sent, the
+// guard's answers among them.
+func TestHostilePacketsPipelinedInOrder(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	rc := rawLogin(t, ts.addr, testPassword)
+	var batch []byte
+	for _, p := range [][]byte{append([]byte{0x03}, "SELECT 1"...), {}, append([]byte{0x03}, "SELECT 2"...), {0x1e}} {
+		batch = append(batch, byte(len(p)), byte(len(p)>>8), byte(len(p)>>16), 0)
+		batch = append(batch, p...)
+	}
+	if _, err := rc.c.Write(batch); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		_, p, err := rc.read()
+		if err != nil {
+			break
+		}
+		switch {
+		case p[0] == 0xff:
+			e, _ := parseErr(p)
+			got = append(got, fmt.Sprint(e.code))
+		case len(p) == 2 && p[0] == 1: // the value of a one-column row
+			got = append(got, string(p[1:]))
+		}
+	}
+	if want := "1 1047 2 1235"; strings.Join(got, " ") != want {
+		t.Errorf("answers %q, want %q", strings.Join(got, " "), want)
+	}
+}
