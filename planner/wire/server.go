@@ -153,6 +153,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// with 1040 (see limitListener); vitess's limit stays off.
 		l = newLimitListener(l, cfg.MaxConnections)
 	}
+	l = guardListener{l} // answers the packets vitess cannot (commandGuard)
 
 	// Quiet go-mysql-server's per-connection info logging, and keep the
 	// literals of the statements it logs (secrets among them) off it.
@@ -331,6 +332,8 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 	if closing {
 		c.Close()
 	}
+	initialStatus(c)
+	guardConnection(c, func() bool { return h.idle(c) })
 	h.Handler.NewConnection(c)
 }
 
@@ -364,6 +367,14 @@ func (h *handler) begin(c *mysql.Conn) bool {
 		st.busy = true
 	}
 	return true
+}
+
+// idle reports that no statement of the connection runs.
+func (h *handler) idle(c *mysql.Conn) bool {
+	h.s.mu.Lock()
+	defer h.s.mu.Unlock()
+	st := h.s.conns[c.ConnectionID]
+	return st != nil && !st.busy
 }
 
 // end marks the connection idle, closing it if the server is shutting down.
@@ -449,7 +460,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	defer h.end(c)
 	h.forget(c)
-	return h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(c, cb)))
+	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
+	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
+	return err
 }
 
 func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
@@ -458,8 +471,10 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	}
 	defer h.end(c)
 	h.forget(c)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(c, cb))
-	return rest, h.finish(ctx, c, err)
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb))
+	err = h.finish(ctx, c, err)
+	h.syncStatus(ctx, c)
+	return rest, err
 }
 
 func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
@@ -468,6 +483,10 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	}
 	defer h.end(c)
 	h.forget(c)
+	if err := checkParamCount(p); err != nil {
+		delete(c.PrepareData, p.StatementID)
+		return nil, err
+	}
 	fields, err := h.Handler.ComPrepare(ctx, c, query, p)
 	// A statement refused while it is prepared gets the code it gets
 	// when it is sent as a query.
@@ -480,19 +499,26 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	}
 	defer h.end(c)
 	h.forget(c)
-	if err := checkFloatParams(p); err != nil {
-		return h.finish(ctx, c, err)
+	padBinaryTimes(p)
+	err := checkFloatParams(p)
+	if err == nil {
+		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+			h.replayed(c, r)
+			h.syncStatus(ctx, c)
+			return cb(r)
+		})
 	}
-	return h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
-		h.replayed(c, r)
-		return cb(r)
-	}))
+	err = h.finish(ctx, c, err)
+	h.syncStatus(ctx, c)
+	return err
 }
 
-// spool wraps a statement's result callback with replayed.
-func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+// spool wraps a statement's result callback with replayed, and sets the
+// status flags of the OK packet the callback writes (syncStatus).
+func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
 		h.replayed(c, r)
+		h.syncStatus(ctx, c)
 		return cb(r, more)
 	}
 }
