@@ -468,6 +468,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	defer h.end(c)
 	h.forget(c)
 	fields, err := h.Handler.ComPrepare(ctx, c, query, p)
+	h.describeFields(fields)
 	// A statement refused while it is prepared gets the code it gets
 	// when it is sent as a query.
 	return fields, h.classify(c, err)
@@ -481,6 +482,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	h.forget(c)
 	return h.finish(ctx, c, h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
 		h.replayed(c, r)
+		h.describe(r)
 		return cb(r)
 	}))
 }
@@ -489,6 +491,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 func (h *handler) spool(c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
 		h.replayed(c, r)
+		h.describe(r)
 		return cb(r, more)
 	}
 }
