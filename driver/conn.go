@@ -200,6 +200,22 @@ func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
 	}
 	return ""
 }
+
+// ColumnTypePrecisionScale implements driver.RowsColumnTypePrecisionScale
+// for DECIMAL, DATETIME and TIMESTAMP columns: the scale, or the
+// fractional-second digits, as go-sql-driver/mysql gives them (the
+// precision is not known here and is reported as 0).
+func (r *rows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bool) {
+	if i >= len(r.types) {
+		return 0, 0, false
+	}
+	switch r.types[i].Name {
+	case "DECIMAL", "DATETIME", "TIMESTAMP":
+		return 0, int64(r.types[i].Scale), true
+	}
+	return 0, 0, false
+}
+
 func (r *rows) Close() error { r.next = len(r.data); return nil }
 
 func (r *rows) Next(dest []driver.Value) error {

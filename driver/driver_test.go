@@ -438,7 +438,7 @@ func TestColumnTypes(t *testing.T) {
 	for _, ct := range cts {
 		names = append(names, ct.DatabaseTypeName())
 	}
-	if diff := cmp.Diff([]string{"BIGINT", "DATE", "DECIMAL", "TEXT"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"BIGINT", "DATE", "DECIMAL", "VARCHAR"}, names); diff != "" {
 		t.Errorf("type names (-want +got):\n%s", diff)
 	}
 	if !rows.Next() {

@@ -68,7 +68,11 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
 			Source: h.rec.Name, DatabaseSource: DatabaseName})
 	}
-	return &table{h: h, sink: s, schema: sch, values: values}, true, nil
+	t := &table{h: h, sink: s, schema: sch, values: values}
+	if len(s.Config().Key) > 0 {
+		return &keyedTable{t}, true, nil
+	}
+	return t, true, nil
 }
 
 func (d *database) GetTableNames(*gms.Context) ([]string, error) {
@@ -90,18 +94,27 @@ func (h *sinkHandle) schemaFor(s *sqlsink.Sink) (gms.Schema, []valueRule, error)
 	var out gms.Schema
 	declared := columnRules(h.def)
 	precisions := fractionDigits(h.def)
+	spelled := map[string]string{}
+	if h.def != nil {
+		for _, c := range h.def.Columns {
+			spelled[c.Name] = c.SQLType
+		}
+	}
 	// No rules at all (a sink of BIGINT, DOUBLE, ... columns, or one that
 	// attached without columns) leaves nothing to check per row.
 	h.rules = nil
 	h.values = nil
 	for _, f := range s.Schema().Fields() {
-		h.values = append(h.values, valueRuleFor(f.Type, declaredType(h.def, f.Name)))
+		h.values = append(h.values, valueRuleFor(f.Type, spelled[f.Name]))
 		if len(declared) > 0 {
 			h.rules = append(h.rules, declared[f.Name])
 		}
-		t, err := gmsType(f.Type)
-		if err != nil {
-			return nil, nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
+		t, ok := declaredType(spelled[f.Name], f.Type)
+		if !ok {
+			var err error
+			if t, err = gmsType(f.Type); err != nil {
+				return nil, nil, fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err)
+			}
 		}
 		if dt, ok := t.(gms.DatetimeType); ok {
 			// DATETIME(p) and TIMESTAMP(p) keep their declared precision:
@@ -144,6 +157,9 @@ func gmsType(t arrow.DataType) (gms.Type, error) {
 	case *arrow.Float64Type:
 		return types.Float64, nil
 	case *arrow.Decimal128Type:
+		if wideDecimal(t) {
+			return describeDecimal(t), nil
+		}
 		return types.CreateColumnDecimalType(uint8(t.Precision), uint8(t.Scale)) // shown with its scale, as MySQL does
 	case *arrow.StringType, *arrow.LargeStringType:
 		return types.LongText, nil
@@ -213,7 +229,8 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 		q := catalogadapter.QuoteIdent(c.Name)
 		if i >= len(t.sink.Schema().Fields()) {
 			q = "'I'" // the _op column of a changelog INSERT ... SELECT
-		} else if _, isDec := c.Type.(gms.DecimalType); isDec {
+		} else if _, isDec := t.sink.Schema().Field(i).Type.(*arrow.Decimal128Type); isDec {
+			// Every digit, also of a scale go-mysql-server cannot hold.
 			q = "CAST(" + q + " AS VARCHAR)"
 		}
 		cols[i] = q

@@ -176,17 +176,3 @@ func (r columnRule) check(v any, column string, row int) error {
 	}
 	return nil
 }
-
-// declaredType returns the canonical type the definition declares for a
-// column, or "" when the sink declares none.
-func declaredType(def *CreateSink, column string) string {
-	if def == nil {
-		return ""
-	}
-	for _, c := range def.Columns {
-		if c.Name == column {
-			return c.SQLType
-		}
-	}
-	return ""
-}

@@ -686,7 +686,7 @@ func TestDeclaredLengths(t *testing.T) {
 		"INSERT INTO l VALUES (2, NULL, 'abcde', NULL)": "v",
 		"INSERT INTO l VALUES (2, NULL, NULL, 'éé')":    "b", // 4 bytes
 	} {
-		err := te.fails(s, q, "data too long for column '"+col+"'")
+		err := te.fails(s, q, "is too large for column '"+col+"'")
 		if got := MySQLError(err); got.Num != 1406 || got.State != "22001" {
 			t.Errorf("%s: MySQL error %d (%s), want 1406 (22001)", q, got.Num, got.State)
 		}
@@ -696,7 +696,7 @@ func TestDeclaredLengths(t *testing.T) {
 		t.Errorf("key left out: MySQL error %d, want 1364", got.Num)
 	}
 	te.exec(s, "COMMIT")
-	te.fails(s, "UPDATE l SET v = 'toolong' WHERE id = 1", "data too long for column 'v'")
+	te.fails(s, "UPDATE l SET v = 'toolong' WHERE id = 1", "is too large for column 'v'")
 	got := te.rows(s, "SELECT id, c, v FROM l")
 	if diff := cmp.Diff([][]any{{int64(1), "éé", "ßßßß"}}, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -47,6 +47,10 @@ var gmsKinds = []*gmsKind{
 	{kind: gms.ErrValueOutOfRange, code: mysql.ERWarnDataOutOfRange, state: mysql.SSDataOutOfRange,
 		pattern: `^\S+ out of range for [a-z]+(?: ?\([^()]*\))?(?: unsigned)?$`},
 	{kind: types.ErrConvertToDecimalLimit, code: mysql.ERWarnDataOutOfRange, state: mysql.SSDataOutOfRange},
+	// A value longer than its VARCHAR(n), VARBINARY(n), TEXT, ... column
+	// (go-mysql-server checks the declared type before lakesql's rules
+	// do): 1406, ER_DATA_TOO_LONG.
+	{kind: types.ErrLengthBeyondLimit, code: mysql.ERDataTooLong, state: "22001"},
 	// A date or time that is not one, or out of TIMESTAMP's range: 1292,
 	// ER_TRUNCATED_WRONG_VALUE ("Incorrect date value").
 	{kind: types.ErrConvertingToTime, code: mysql.ERTruncatedWrongValue, state: "22007"},

@@ -498,9 +498,18 @@ func (f *fileRun) fetch(ctx context.Context, rec Record, sql string) (result, er
 	// not a midnight timestamp. (The embedded driver does not report column
 	// types yet, so there a DATE shows as YYYY-MM-DD 00:00:00.)
 	dates := make([]bool, len(cols))
+	// A DATETIME(p) or TIMESTAMP(p) shows exactly p fraction digits, as
+	// the wire sends it; -1: no fixed width known.
+	fractions := make([]int, len(cols))
 	if cts, err := rows.ColumnTypes(); err == nil {
 		for i, ct := range cts {
 			dates[i] = strings.EqualFold(ct.DatabaseTypeName(), "DATE")
+			fractions[i] = -1
+			if n := ct.DatabaseTypeName(); strings.EqualFold(n, "DATETIME") || strings.EqualFold(n, "TIMESTAMP") {
+				if _, s, ok := ct.DecimalSize(); ok {
+					fractions[i] = int(s)
+				}
+			}
 		}
 	}
 	res := result{cols: len(cols)}
@@ -522,6 +531,12 @@ func (f *fileRun) fetch(ctx context.Context, rec Record, sql string) (result, er
 			}
 			if t, ok := v.(time.Time); ok && dates[i] {
 				v = t.Format(time.DateOnly)
+			} else if ok && i < len(fractions) && fractions[i] >= 0 {
+				layout := time.DateTime
+				if fractions[i] > 0 {
+					layout += "." + strings.Repeat("0", fractions[i])
+				}
+				v = t.Format(layout)
 			}
 			row[i] = FormatValue(v, typ)
 		}

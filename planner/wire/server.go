@@ -488,6 +488,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		return nil, err
 	}
 	fields, err := h.Handler.ComPrepare(ctx, c, query, p)
+	h.describeFields(fields)
 	// A statement refused while it is prepared gets the code it gets
 	// when it is sent as a query.
 	return fields, h.classify(c, err)
@@ -504,6 +505,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	if err == nil {
 		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
 			h.replayed(c, r)
+			h.describe(r)
 			h.syncStatus(ctx, c)
 			return cb(r)
 		})
@@ -518,6 +520,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
 		h.replayed(c, r)
+		h.describe(r)
 		h.syncStatus(ctx, c)
 		return cb(r, more)
 	}
