@@ -208,7 +208,7 @@ var typeRules = []typeRule{
 		notes: "a wall-clock time without zone; Delta needs the timestampNtz table feature; a value is rounded to p fraction digits when written (none without p, as in MySQL) and shown with exactly p on every path"},
 	{names: []string{"TIMESTAMP"}, params: paramFraction, arrow: timestampUTC,
 		mysql: "TIMESTAMP[(p)]", example: "TIMESTAMP", arrowName: "timestamp[us, tz=UTC]", delta: "timestamp", iceberg: "timestamptz",
-		notes: "an instant, stored in UTC; a value is rounded to p fraction digits when written (none without p, as in MySQL) and shown with exactly p on every path"},
+		notes: "an instant, stored in UTC; a value is rounded to p fraction digits when written (none without p, as in MySQL) and shown with exactly p on every path; years 0001 to 9999, as Delta and Iceberg hold them, not MySQL's 1970 to 2038 (a limit of MySQL's own storage)"},
 
 	// Refused types: parsing stops at them with ErrUnsupportedType.
 	{names: []string{"BIGINT"}, sign: unsignedOnly, params: paramRefused,
