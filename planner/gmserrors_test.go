@@ -149,7 +149,7 @@ func TestGMSErrorCodes(t *testing.T) {
 		{"INSERT INTO s (id, t) SELECT 1, 300", 1264, "22003"},
 		{"INSERT INTO s (id, d) VALUES (5, '2024-02-30')", 1292, "22007"},
 		{"INSERT INTO s (id, d) VALUES (5, 'nope')", 1292, "22007"},
-		{"INSERT INTO s (id, ts) VALUES (5, '2040-01-01 00:00:00')", 1292, "22007"},
+		{"INSERT INTO s (id, ts) VALUES (5, '10000-01-01 00:00:00')", 1292, "22007"},
 		{"INSERT INTO s VALUES (5)", 1136, "21S01"},
 		{"INSERT INTO u VALUES (5, X'FFFE61')", 1366, "HY000"},
 		{"INSERT INTO s (id, t) VALUES (5)", 1136, "21S01"},

@@ -134,16 +134,17 @@ func sinkTables(n gms.Node) map[string]*table {
 	return out
 }
 
-// checkValue checks the value of column c at the statement's row n; the
+// checkValue checks the value of column c at the statement's row n and
+// returns the value go-mysql-server is to convert (valueRule.normal); the
 // error is recorded with the session for its MySQL code.
-func (t *table) checkValue(ctx *gms.Context, c int, v any, n int) error {
+func (t *table) checkValue(ctx *gms.Context, c int, v any, n int) (any, error) {
 	if c >= len(t.values) {
-		return nil
+		return v, nil
 	}
 	if err := t.values[c].check(ctx, v, t.schema[c].Name, n); err != nil {
-		return failed(ctx, fmt.Errorf("sink %s: %w", t.h.rec.Name, err))
+		return nil, failed(ctx, fmt.Errorf("sink %s: %w", t.h.rec.Name, err))
 	}
-	return nil
+	return t.values[c].normal(v), nil
 }
 
 // checkedSource is an INSERT's source with every row checked.
@@ -200,9 +201,11 @@ func (it *checkedRows) Next(ctx *gms.Context) (gms.Row, error) {
 		vals = vals[len(vals)-len(it.t.schema):]
 	}
 	for c, v := range vals {
-		if err := it.t.checkValue(ctx, c, v, it.n); err != nil {
+		nv, err := it.t.checkValue(ctx, c, v, it.n)
+		if err != nil {
 			return nil, err
 		}
+		vals[c] = nv
 	}
 	return row, nil
 }
@@ -222,10 +225,7 @@ func (e *checkedValue) Eval(ctx *gms.Context, row gms.Row) (any, error) {
 		return nil, err
 	}
 	e.n++
-	if err := e.t.checkValue(ctx, e.column, v, e.n); err != nil {
-		return nil, err
-	}
-	return v, nil
+	return e.t.checkValue(ctx, e.column, v, e.n)
 }
 
 func (e *checkedValue) Children() []gms.Expression { return []gms.Expression{e.Expression} }

@@ -108,6 +108,26 @@ func (r valueRule) check(ctx *gms.Context, v any, column string, row int) error 
 	return nil
 }
 
+// normal returns a value check accepted in the form go-mysql-server
+// converts right: an integer column's float or decimal as its integer,
+// rounded half away from zero as MySQL rounds it. go-mysql-server's own
+// conversion of a float to an unsigned type refuses valid values at the
+// ends (255.0 and 0.0 into TINYINT UNSIGNED).
+func (r valueRule) normal(v any) any {
+	if r.kind != integerValue {
+		return v
+	}
+	switch x := v.(type) {
+	case float32:
+		return int64(math.Round(float64(x)))
+	case float64:
+		return int64(math.Round(x))
+	case decimal.Decimal:
+		return x.Round(0).IntPart()
+	}
+	return v
+}
+
 func (r valueRule) outOfRange(given, column string, row int) error {
 	if r.kind == integerValue {
 		return fmt.Errorf("%w for column '%s' at row %d (%s is not within %d..%d, the range of %s)",
