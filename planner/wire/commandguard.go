@@ -20,6 +20,8 @@ import (
 // no statement runs: a statement's own packets, such as LOAD DATA LOCAL's
 // file, are passed on whatever they hold) that would crash the
 // connection are answered here with MySQL's error and never reach vitess.
+// So is a COM_STMT_PREPARE whose text does not parse: vitess parses it
+// itself and sends any error as 1105 (see prepareSyntax).
 //
 // vitess reads the login's first packet directly from Conn and, over TLS,
 // everything after it from the TLS connection; guardConnection points
@@ -31,11 +33,13 @@ import (
 type commandGuard struct {
 	net.Conn
 	// idle reports that no statement runs; params the number of
-	// parameters of a prepared statement vitess holds. Both are set by guardConnection before the
-	// first command, and called from the connection's goroutine, the one
-	// vitess reads with.
+	// parameters of a prepared statement vitess holds; syntax the error
+	// of a text to prepare that does not parse. All are set by
+	// guardConnection before the first command, and called from the
+	// connection's goroutine, the one vitess reads with.
 	idle   func() bool
 	params func(id uint32) (n uint16, known bool)
+	syntax func(query string) *mysql.SQLError
 
 	in      []byte // read from Conn, not yet looked at
 	out     []byte // looked at, for vitess
@@ -67,7 +71,7 @@ func (l guardListener) Accept() (net.Conn, error) {
 // gives the guard its hooks. Reading from c.Conn then skips the guard
 // (the login's first packet, and TLS), the buffered reader vitess reads
 // commands with does not.
-func guardConnection(c *mysql.Conn, idle func() bool) {
+func guardConnection(c *mysql.Conn, idle func() bool, syntax func(query string) *mysql.SQLError) {
 	var timeouts *netutil.ConnWithTimeouts
 	nc := c.Conn
 	if x, ok := nc.(netutil.ConnWithTimeouts); ok {
@@ -77,7 +81,7 @@ func guardConnection(c *mysql.Conn, idle func() bool) {
 	if !ok {
 		return
 	}
-	g.idle = idle
+	g.idle, g.syntax = idle, syntax
 	g.params = func(id uint32) (uint16, bool) {
 		p, ok := c.PrepareData[id]
 		if !ok {
@@ -151,6 +155,11 @@ func (g *commandGuard) scan() error {
 			if len(g.in) < 4+n {
 				return nil // the whole command first
 			}
+			if n > 0 && g.in[4] == mysql.ComPrepare && len(g.out) > 0 {
+				// Parsed once the commands before it have run: one
+				// may set sql_mode (ANSI_QUOTES), which the parse reads.
+				return nil
+			}
 			if answer, v := g.refuse(g.in[4 : 4+n]); v != pass {
 				if len(g.out) > 0 {
 					// Answered once vitess has taken (and answered) the
@@ -219,6 +228,12 @@ func (g *commandGuard) refuse(cmd []byte) ([]byte, verdict) {
 		return errReplication(cmd[0]), end
 	case mysql.ComRegisterReplica:
 		return errReplication(cmd[0]), answer
+	case mysql.ComPrepare:
+		if g.syntax != nil {
+			if e := g.syntax(string(cmd[1:])); e != nil {
+				return errPacket(uint16(e.Num), e.State, e.Message), answer
+			}
+		}
 	}
 	return nil, pass
 }

@@ -184,8 +184,8 @@ func TestProcTextFormCannotBePrepared(t *testing.T) {
 	db := ts.preparedDB()
 	ctx := context.Background()
 	_, err := db.ExecContext(ctx, "CREATE SINK y INTO DELTA ? (id BIGINT)", "lake/y")
-	if code := mysqlCode(err); code != 1105 || !strings.Contains(err.Error(), "syntax error") {
-		t.Errorf("prepared CREATE SINK with an argument: %v (code %d), want the connection layer's syntax error", err, code)
+	if code := mysqlCode(err); code != 1064 || !strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("prepared CREATE SINK with an argument: %v (code %d), want the MySQL grammar's syntax error 1064", err, code)
 	}
 	if _, err := db.PrepareContext(ctx, "SHOW SINKS"); err == nil || !strings.Contains(err.Error(), "syntax error") {
 		t.Errorf("prepared SHOW SINKS: %v, want a syntax error", err)

@@ -333,7 +333,7 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 		c.Close()
 	}
 	initialStatus(c)
-	guardConnection(c, func() bool { return h.idle(c) })
+	guardConnection(c, func() bool { return h.idle(c) }, func(q string) *mysql.SQLError { return h.prepareSyntax(c, q) })
 	h.Handler.NewConnection(c)
 }
 
