@@ -106,3 +106,13 @@ type HealthChecker interface {
 	// Health tells whether the table's storage is degraded, and why.
 	Health(id TableIdent) (degraded bool, reason string)
 }
+
+// RowCounter reports a table's row count from its metadata alone, without
+// reading a data file: what information_schema.TABLES.TABLE_ROWS shows.
+type RowCounter interface {
+	// RowCount returns the rows of the current version. known is false
+	// when the metadata does not tell (a Delta file without numRecords
+	// stats, an Iceberg snapshot with delete files): a guess would be a
+	// wrong number.
+	RowCount(ctx context.Context, id TableIdent) (rows int64, known bool, err error)
+}

@@ -177,6 +177,9 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	e.gms = sqle.NewDefault(&provider{engine: e})
 	e.gms.Analyzer.ExecBuilder = newStrictBuilder()
 	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
+	if err := e.nullUnknownTableRows(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
