@@ -116,6 +116,33 @@ func TestDeclaredTypesAndKeyInMetadata(t *testing.T) {
 	}
 }
 
+// The information_schema.COLUMNS values MariaDB Connector/J builds its
+// getColumns rows from (COLUMN_SIZE from NUMERIC_PRECISION or
+// DATETIME_PRECISION, DECIMAL_DIGITS from NUMERIC_SCALE, BOOLEAN from
+// COLUMN_TYPE tinyint(1)) are MySQL 8's: a tinyint(1) has precision 3 and
+// scale 0, a DATETIME(6) precision and scale NULL and DATETIME_PRECISION 6.
+func TestColumnPrecisionsInInformationSchema(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	db := ts.db(testPassword)
+	mustExec(t, db, createTypes)
+	want := [][]string{
+		{"b", "tinyint", "tinyint(1)", "3", "0", "NULL"},
+		{"i8", "tinyint", "tinyint", "3", "0", "NULL"},
+		{"u8", "tinyint", "tinyint unsigned", "3", "0", "NULL"},
+		{"u32", "int", "int unsigned", "10", "0", "NULL"},
+		{"f64", "double", "double", "22", "NULL", "NULL"},
+		{"dec", "decimal", "decimal(20,6)", "20", "6", "NULL"},
+		{"dt", "datetime", "datetime(6)", "NULL", "NULL", "6"},
+		{"ts", "timestamp", "timestamp(6)", "NULL", "NULL", "6"},
+	}
+	got := textRows(t, db, "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION "+
+		"FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'lakesql' AND TABLE_NAME = 'types' "+
+		"AND COLUMN_NAME IN ('b', 'i8', 'u8', 'u32', 'f64', 'dec', 'dt', 'ts') ORDER BY ORDINAL_POSITION")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("information_schema.COLUMNS (-want +got):\n%s", diff)
+	}
+}
+
 // Result columns carry the declared type, NOT NULL, PRI, UNSIGNED, a
 // BOOLEAN 1 wide, and p decimals for DATETIME(p) and TIMESTAMP(p); their
 // values have exactly p fraction digits on both protocols (items 2, 11, 12).

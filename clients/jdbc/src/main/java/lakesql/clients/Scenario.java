@@ -615,16 +615,26 @@ public final class Scenario {
    * declaredOf spells a getColumns row the way MySQL 8's COLUMN_TYPE does: the drivers give the
    * name without its parameters (TYPE_NAME) and the parameters apart (COLUMN_SIZE,
    * DECIMAL_DIGITS); a BOOLEAN is a BIT or BOOLEAN of size 1 (tinyInt1isBit).
+   *
+   * <p>MariaDB Connector/J builds the row from information_schema.COLUMNS, and against MySQL 8
+   * (whose values lakesql gives) it reports tinyint(1) as BOOLEAN with COLUMN_SIZE 3
+   * (NUMERIC_PRECISION), and DATETIME(6) with DECIMAL_DIGITS 0 (NUMERIC_SCALE is NULL for
+   * temporal types) and COLUMN_SIZE 26 (20 + DATETIME_PRECISION): so a BOOLEAN of any size is a
+   * tinyint(1), and the fraction digits of a datetime come from COLUMN_SIZE when
+   * DECIMAL_DIGITS has none (JDBC: the length of its text at full precision).
    */
   static String declaredOf(String typeName, int dataType, int size, int digits) {
     String name = typeName.toLowerCase();
-    if ((dataType == Types.BIT || dataType == Types.BOOLEAN) && size == 1) {
+    if (dataType == Types.BOOLEAN || (dataType == Types.BIT && size == 1)) {
       return "tinyint(1)";
     }
     return switch (name) {
       case "varchar", "varbinary", "char", "binary" -> name + "(" + size + ")";
       case "decimal" -> name + "(" + size + "," + digits + ")";
-      case "datetime", "timestamp" -> digits > 0 ? name + "(" + digits + ")" : name;
+      case "datetime", "timestamp" -> {
+        int fsp = digits > 0 ? digits : Math.max(size - 20, 0);
+        yield fsp > 0 ? name + "(" + fsp + ")" : name;
+      }
       case "bit" -> "bit(" + size + ")";
       default -> name;
     };
