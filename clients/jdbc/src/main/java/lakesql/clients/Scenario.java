@@ -614,7 +614,8 @@ public final class Scenario {
   /**
    * declaredOf spells a getColumns row the way MySQL 8's COLUMN_TYPE does: the drivers give the
    * name without its parameters (TYPE_NAME) and the parameters apart (COLUMN_SIZE,
-   * DECIMAL_DIGITS); a BOOLEAN is a BIT or BOOLEAN of size 1 (tinyInt1isBit).
+   * DECIMAL_DIGITS, or for a DATETIME's fraction digits COLUMN_SIZE); a BOOLEAN is a BIT or
+   * BOOLEAN of size 1 (tinyInt1isBit).
    */
   static String declaredOf(String typeName, int dataType, int size, int digits) {
     String name = typeName.toLowerCase();
@@ -624,7 +625,12 @@ public final class Scenario {
     return switch (name) {
       case "varchar", "varbinary", "char", "binary" -> name + "(" + size + ")";
       case "decimal" -> name + "(" + size + "," + digits + ")";
-      case "datetime", "timestamp" -> digits > 0 ? name + "(" + digits + ")" : name;
+      // Connector/J 9 leaves DECIMAL_DIGITS NULL for these (so does its query on MySQL 8):
+      // the fraction digits are in COLUMN_SIZE, 19 + 1 + fsp.
+      case "datetime", "timestamp" -> {
+        int fsp = digits > 0 ? digits : size > 20 ? size - 20 : 0;
+        yield fsp > 0 ? name + "(" + fsp + ")" : name;
+      }
       case "bit" -> "bit(" + size + ")";
       default -> name;
     };
