@@ -180,6 +180,12 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	if err := e.nullUnknownTableRows(); err != nil {
 		return nil, err
 	}
+	if err := e.infoSchemaOwnCollation(); err != nil {
+		return nil, err
+	}
+	if err := e.textCharMaxLength(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
