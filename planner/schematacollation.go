@@ -8,7 +8,6 @@ package planner
 // valid for CHARACTER SET 'utf8mb3'".
 
 import (
-	"fmt"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -25,32 +24,10 @@ const (
 // infoSchemaOwnCollation makes SCHEMATA's information_schema row carry the
 // collation of information_schema's own columns.
 func (e *Engine) infoSchemaOwnCollation() error {
-	ctx := gms.NewEmptyContext()
-	t, ok, err := e.gms.Analyzer.Catalog.InfoSchema.GetTableInsensitive(ctx, information_schema.SchemataTableName)
-	if err != nil || !ok {
-		return fmt.Errorf("information_schema.SCHEMATA: %v %w", ok, err)
-	}
-	ist, ok := t.(*information_schema.InformationSchemaTable)
-	if !ok {
-		return fmt.Errorf("information_schema.SCHEMATA is a %T", t)
-	}
-	read := ist.Reader
 	coll := gms.Collation_Information_Schema_Default
-	ist.Reader = func(ctx *gms.Context, cat gms.Catalog) (gms.RowIter, error) {
-		iter, err := read(ctx, cat)
-		if err != nil {
-			return nil, err
+	return e.fixInfoSchemaTable(information_schema.SchemataTableName, func(_ *gms.Context, r gms.Row) {
+		if s, _ := r[schemataNameCol].(string); strings.EqualFold(s, gms.InformationSchemaDatabaseName) {
+			r[schemataCharsetCol], r[schemataCollationCol] = coll.CharacterSet().String(), coll.String()
 		}
-		rows, err := gms.RowIterToRows(ctx, iter)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if s, _ := r[schemataNameCol].(string); strings.EqualFold(s, gms.InformationSchemaDatabaseName) {
-				r[schemataCharsetCol], r[schemataCollationCol] = coll.CharacterSet().String(), coll.String()
-			}
-		}
-		return gms.RowsToRowIter(rows...), nil
-	}
-	return nil
+	})
 }

@@ -4,7 +4,6 @@ package planner
 // from the table's metadata (catalogadapter.RowCounter), never a scan.
 
 import (
-	"fmt"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -65,38 +64,16 @@ const (
 // sink whose metadata does not tell its count: go-mysql-server's TABLES
 // holds a number for every table, and 0 would be a wrong one.
 func (e *Engine) nullUnknownTableRows() error {
-	ctx := gms.NewEmptyContext()
-	t, ok, err := e.gms.Analyzer.Catalog.InfoSchema.GetTableInsensitive(ctx, information_schema.TablesTableName)
-	if err != nil || !ok {
-		return fmt.Errorf("information_schema.TABLES: %v %w", ok, err)
-	}
-	ist, ok := t.(*information_schema.InformationSchemaTable)
-	if !ok {
-		return fmt.Errorf("information_schema.TABLES is a %T", t)
-	}
-	read := ist.Reader
 	db := &database{engine: e}
-	ist.Reader = func(ctx *gms.Context, cat gms.Catalog) (gms.RowIter, error) {
-		iter, err := read(ctx, cat)
-		if err != nil {
-			return nil, err
+	return e.fixInfoSchemaTable(information_schema.TablesTableName, func(ctx *gms.Context, r gms.Row) {
+		if s, _ := r[tablesSchemaCol].(string); !strings.EqualFold(s, DatabaseName) {
+			return
 		}
-		rows, err := gms.RowIterToRows(ctx, iter)
-		if err != nil {
-			return nil, err
+		name, _ := r[tablesNameCol].(string)
+		if _, known := db.metadataRows(ctx, name); !known {
+			r[tablesRowsCol], r[tablesAvgLengthCol] = nil, nil
 		}
-		for _, r := range rows {
-			if s, _ := r[tablesSchemaCol].(string); !strings.EqualFold(s, DatabaseName) {
-				continue
-			}
-			name, _ := r[tablesNameCol].(string)
-			if _, known := db.metadataRows(ctx, name); !known {
-				r[tablesRowsCol], r[tablesAvgLengthCol] = nil, nil
-			}
-		}
-		return gms.RowsToRowIter(rows...), nil
-	}
-	return nil
+	})
 }
 
 // metadataRows is metadataRows of the sink named name, false for a sink

@@ -48,23 +48,19 @@ func (d infoSchemaDB) GetTableInsensitive(ctx *gms.Context, name string) (gms.Ta
 		read := ct.RowIter
 		ct.RowIter = func(ctx *gms.Context, cat gms.Catalog, sch gms.Schema) (gms.RowIter, error) {
 			iter, err := read(ctx, cat, sch)
-			if err != nil {
-				return nil, err
-			}
-			rows, err := gms.RowIterToRows(ctx, iter)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rows {
-				switch dt, _ := r[columnsDataTypeCol].(string); strings.ToLower(dt) {
-				case "tinytext", "text", "mediumtext", "longtext":
-					if r[columnsCharOctetCol] != nil {
-						r[columnsCharMaxCol] = r[columnsCharOctetCol]
-					}
-				}
-			}
-			return gms.RowsToRowIter(rows...), nil
+			return fixRows(ctx, iter, err, textByteLimit)
 		}
 	}
 	return t, ok, nil
+}
+
+// textByteLimit gives a COLUMNS row of a TEXT type its byte limit as
+// CHARACTER_MAXIMUM_LENGTH.
+func textByteLimit(_ *gms.Context, r gms.Row) {
+	switch dt, _ := r[columnsDataTypeCol].(string); strings.ToLower(dt) {
+	case "tinytext", "text", "mediumtext", "longtext":
+		if r[columnsCharOctetCol] != nil {
+			r[columnsCharMaxCol] = r[columnsCharOctetCol]
+		}
+	}
 }
