@@ -163,24 +163,8 @@ func (r valueRule) checkInteger(v any, column string, row int) error {
 	switch x := v.(type) {
 	case bool:
 		return nil
-	case int:
-		return r.intInRange(int64(x), column, row)
-	case int8:
-		return r.intInRange(int64(x), column, row)
-	case int16:
-		return r.intInRange(int64(x), column, row)
-	case int32:
-		return r.intInRange(int64(x), column, row)
-	case int64:
-		return r.intInRange(x, column, row)
 	case uint:
 		return r.uintInRange(uint64(x), column, row)
-	case uint8:
-		return r.intInRange(int64(x), column, row)
-	case uint16:
-		return r.intInRange(int64(x), column, row)
-	case uint32:
-		return r.intInRange(int64(x), column, row)
 	case uint64:
 		return r.uintInRange(x, column, row)
 	case float32:
@@ -199,6 +183,11 @@ func (r valueRule) checkInteger(v any, column string, row int) error {
 			return r.incorrect(quoted(x), column, row)
 		}
 		return r.decimalInRange(d, quoted(x), column, row)
+	default:
+		// The other integer types: every value of theirs is an int64.
+		if n, ok := toInt64(x); ok {
+			return r.intInRange(n, column, row)
+		}
 	}
 	return nil
 }
