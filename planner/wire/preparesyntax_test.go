@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -110,19 +109,7 @@ func TestPrepareSyntaxPipelined(t *testing.T) {
 // parse failure itself (1105, a README limitation), and the connection
 // goes on.
 func TestPrepareSyntaxErrorOverTLS(t *testing.T) {
-	dir := t.TempDir()
-	certFile, keyFile := selfSignedCert(t, dir)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(context.Background(), Config{Listener: l, DataDir: dir, RootPassword: testPassword,
-		TLSCertFile: certFile, TLSKeyFile: keyFile})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve()
-	defer srv.Shutdown(context.Background())
+	srv := startTLSServer(t)
 	if err := mysql.RegisterTLSConfig("lakesql-prepare", &tls.Config{InsecureSkipVerify: true}); err != nil {
 		t.Fatal(err)
 	}

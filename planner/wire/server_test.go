@@ -513,7 +513,10 @@ func TestShutdownLetsStatementInFlightFinish(t *testing.T) {
 	}
 }
 
-func TestTLS(t *testing.T) {
+// startTLSServer runs a server with a self-signed certificate on a free
+// loopback port, shut down when the test ends.
+func startTLSServer(t *testing.T) *Server {
+	t.Helper()
 	dir := t.TempDir()
 	certFile, keyFile := selfSignedCert(t, dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -526,7 +529,12 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Serve()
-	defer srv.Shutdown(context.Background())
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	return srv
+}
+
+func TestTLS(t *testing.T) {
+	srv := startTLSServer(t)
 
 	var handshakes atomic.Int32
 	if err := mysql.RegisterTLSConfig("lakesql-test", &tls.Config{
@@ -551,6 +559,7 @@ func TestTLS(t *testing.T) {
 		t.Error("no TLS handshake took place")
 	}
 
+	certFile, _ := selfSignedCert(t, t.TempDir())
 	if _, err := New(context.Background(), Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TLSCertFile: certFile}); err == nil {
 		t.Error("a certificate without a key was accepted")
 	}
