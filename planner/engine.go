@@ -53,6 +53,9 @@ type Options struct {
 	// KnownUser reports whether a user exists, for SHOW GRANTS FOR
 	// another user; when nil, only the session's own user is known.
 	KnownUser func(name string) bool
+	// FlushHosts runs FLUSH HOSTS: the server unblocks the client
+	// addresses it blocked for connection errors. Nil: nothing to flush.
+	FlushHosts func()
 }
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.

@@ -54,8 +54,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&cfg.RootPassword, "root-password", "", "root's password (default: $"+wire.RootPasswordEnv+", else the stored one, else generated and printed once)")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM)")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
-	fs.Uint64Var(&cfg.MaxConnections, "max-connections", 0, "maximum simultaneous connections (0: no limit)")
-	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none)")
+	fs.Uint64Var(&cfg.MaxConnections, "max-connections", wire.DefaultMaxConnections,
+		"maximum simultaneous connections, logged in or not (1 to 100000); the next are refused with 1040")
+	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", wire.DefaultConnectTimeout,
+		"how long a client may take to log in before its connection is closed (whole seconds, 2s or more)")
+	fs.Uint64Var(&cfg.MaxConnectErrors, "max-connect-errors", wire.DefaultMaxConnectErrors,
+		"failed logins in a row after which a client address is refused with 1129 until FLUSH HOSTS")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none; a login is bounded by --connect-timeout)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
 	fs.Var(&roots, "allowed-roots", allowedRootsUsage)
 	addStorageFlags(fs, &cfg.TableRoot, &storage)
@@ -69,11 +74,16 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "lakesql serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if cfg.MaxConnections == 0 || cfg.MaxConnectErrors == 0 || cfg.ConnectTimeout == 0 {
+		fmt.Fprintln(stderr, "lakesql serve: --max-connections, --connect-timeout and --max-connect-errors take no 0 (there is no unlimited setting)")
+		return 2
+	}
 	if err := storage.check(); err != nil {
 		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
 		return 2
 	}
 	cfg.AllowedRoots = roots
+	cfg.Log = stderr
 	cfg.Storage = storage.opts
 	if cfg.RootPassword == "" {
 		cfg.RootPassword = os.Getenv(wire.RootPasswordEnv)
