@@ -60,6 +60,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"how long a client may take to log in before its connection is closed (whole seconds, 2s or more)")
 	fs.Uint64Var(&cfg.MaxConnectErrors, "max-connect-errors", wire.DefaultMaxConnectErrors,
 		"failed logins in a row after which a client address is refused with 1129 until FLUSH HOSTS")
+	fs.Uint64Var(&cfg.OpenFilesLimit, "open-files-limit", 0,
+		"set the process's open-file limit (RLIMIT_NOFILE) at start (0: keep it); max-connections is lowered to fit it")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none; a login is bounded by --connect-timeout)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
 	fs.Var(&roots, "allowed-roots", allowedRootsUsage)

@@ -11,6 +11,7 @@ import (
 // The connection settings are MySQL's system variables max_connections,
 // connect_timeout and max_connect_errors: New sets them from Config, SET
 // GLOBAL changes them, and admitListener reads them at each accept.
+// open_files_limit reports the process's open-file limit.
 
 // connectionDefaults fills in Config's connection defaults and checks
 // the ranges the system variables hold.
@@ -38,11 +39,15 @@ func (cfg *Config) connectionDefaults() error {
 
 // assignConnectionSettings sets the system variables from cfg.
 func assignConnectionSettings(cfg Config) error {
-	err := gms.SystemVariables.AssignValues(map[string]any{
+	vals := map[string]any{
 		"max_connections":    int64(cfg.MaxConnections),
 		"connect_timeout":    int64(cfg.ConnectTimeout / time.Second),
 		"max_connect_errors": cfg.MaxConnectErrors,
-	})
+	}
+	if n, ok := openFileLimit(); ok {
+		vals["open_files_limit"] = n
+	}
+	err := gms.SystemVariables.AssignValues(vals)
 	if err != nil {
 		return fmt.Errorf("lakesql: connection settings: %w", err)
 	}

@@ -12,15 +12,21 @@ import (
 // answered.
 const fdReserve = 128
 
-// fitOpenFileLimit returns max connections lowered to what the open-file
+// fitOpenFileLimit sets the open-file limit to want (when not 0) and
+// returns max connections lowered to what the open-file
 // limit holds beside fdReserve (half the limit when it is below twice
 // the reserve), writing a warning to log when it lowers it, as MySQL
 // lowers max_connections at start. Connections beyond the limit are then
 // refused with 1040, not left to fail in accept for want of descriptors.
-func fitOpenFileLimit(max uint64, log io.Writer) uint64 {
+func fitOpenFileLimit(want, max uint64, log io.Writer) (uint64, error) {
+	if want > 0 {
+		if err := setOpenFileLimit(want); err != nil {
+			return 0, err
+		}
+	}
 	lim, ok := openFileLimit()
 	if !ok {
-		return max
+		return max, nil
 	}
 	room := lim / 2
 	if lim > 2*fdReserve {
@@ -30,10 +36,10 @@ func fitOpenFileLimit(max uint64, log io.Writer) uint64 {
 		room = 1
 	}
 	if max <= room {
-		return max
+		return max, nil
 	}
 	fmt.Fprintf(log, "lakesql serve: max_connections lowered to %d (requested %d): the open-file limit is %d "+
 		"and the server keeps %d for its own files; raise the limit (ulimit -n) to allow more\n",
 		room, max, lim, min(fdReserve, lim-room))
-	return room
+	return room, nil
 }

@@ -60,13 +60,16 @@ func (l *admitListener) Accept() (net.Conn, error) {
 		}
 		lim := l.limits()
 		host := remoteHost(c.RemoteAddr())
+		// Refused here, in the accept loop, so a flood's refusals hold
+		// one descriptor at a time: the packet fits the new socket's
+		// empty send buffer, the write does not wait for the client.
 		if l.hosts.blocked(host, lim.maxConnectErrors) {
-			go refuseConnection(c, mysql.ERHostIsBlocked, "HY000",
+			refuseConnection(c, mysql.ERHostIsBlocked, "HY000",
 				fmt.Sprintf("Host '%s' is blocked because of many connection errors; unblock with 'mysqladmin flush-hosts'", host))
 			continue
 		}
 		if !l.take(lim.maxConnections) {
-			go refuseConnection(c, mysql.ERConCount, "08004", "Too many connections")
+			refuseConnection(c, mysql.ERConCount, "08004", "Too many connections")
 			continue
 		}
 		ac := &admittedConn{Conn: c, l: l, host: host}
@@ -144,7 +147,7 @@ func refuseConnection(c net.Conn, code uint16, state, msg string) {
 	payload = append(payload, state...)
 	payload = append(payload, msg...)
 	packet := []byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), 0} // sequence 0
-	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 	_, _ = c.Write(append(packet, payload...))
 }
 

@@ -75,6 +75,9 @@ type Config struct {
 	// errors in a row (failed logins, logins timed out) until FLUSH HOSTS:
 	// DefaultMaxConnectErrors when 0.
 	MaxConnectErrors uint64
+	// OpenFilesLimit, when not 0, sets the process's open-file limit
+	// (RLIMIT_NOFILE) at start, as MySQL's --open-files-limit does.
+	OpenFilesLimit uint64
 	// ReadTimeout and WriteTimeout bound each network read and write; 0
 	// is none.
 	ReadTimeout, WriteTimeout time.Duration
@@ -180,7 +183,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("lakesql: listen on %s: %w", cfg.Listen, err)
 		}
 	}
-	cfg.MaxConnections = fitOpenFileLimit(cfg.MaxConnections, cfg.Log)
+	if cfg.MaxConnections, err = fitOpenFileLimit(cfg.OpenFilesLimit, cfg.MaxConnections, cfg.Log); err != nil {
+		l.Close()
+		return nil, err
+	}
 	hosts := newHostErrors()
 	// lakesql admits connections itself, to refuse the extra ones with
 	// 1040 and blocked addresses with 1129 before the handshake, and to
