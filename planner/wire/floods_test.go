@@ -511,3 +511,32 @@ func TestAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 	default:
 	}
 }
+
+func TestLoginTimeoutsCountHealthChecksDoNot(t *testing.T) {
+	srv := startServerWith(t, Config{MaxConnectErrors: 2, ConnectTimeout: 2 * time.Second})
+	addr := srv.Addr().String()
+	// Health checks: connect and go away, politely or with a reset.
+	for i := 0; i < 10; i++ {
+		c, p := firstPacket(t, addr, nil)
+		if errCode(p) != 0 {
+			t.Fatalf("health check %d: refused with %d", i+1, errCode(p))
+		}
+		if i%2 == 1 {
+			c.(*net.TCPConn).SetLinger(0) // a reset
+		}
+		c.Close()
+	}
+	if err := connectFrom(t, addr, nil, testPassword); err != nil {
+		t.Fatalf("after 10 health checks with max_connect_errors 2: %v", err)
+	}
+	// Two logins that time out block the address.
+	for i := 0; i < 2; i++ {
+		c, _ := firstPacket(t, addr, nil)
+		if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("silent socket %d: read %d bytes, %v; want the server to close it", i+1, n, err)
+		}
+	}
+	if err := connectFrom(t, addr, nil, testPassword); mysqlCode(err) != 1129 {
+		t.Fatalf("after 2 logins timed out with max_connect_errors 2: %v, want 1129", err)
+	}
+}

@@ -3,12 +3,14 @@ package wire
 import "sync"
 
 // hostErrors counts each client address's connection errors in a row, as
-// MySQL's host cache does for max_connect_errors: a failed login, a login
-// that does not end within connect_timeout, and a malformed handshake
-// each count one; a successful login resets its address to zero. An
-// address with max_connect_errors errors is blocked (1129) until FLUSH
-// HOSTS. A client that connects and goes away without a word does not
-// count (health checks do that).
+// MySQL's host cache does for max_connect_errors: a failed login and a
+// login that does not end within connect_timeout each count one; a
+// successful login resets its address to zero. An address with
+// max_connect_errors errors is blocked (1129) until FLUSH HOSTS. Unlike
+// MySQL, a client that goes away before logging in (a TCP health check,
+// with or without a reset) or sends a malformed handshake does not count:
+// it guessed no password and held its slot only briefly, and counting it
+// would block a load balancer's address.
 type hostErrors struct {
 	mu     sync.Mutex
 	counts map[string]uint64

@@ -25,7 +25,7 @@ import (
 //     that never log in count too;
 //   - a connection that has not logged in after connect_timeout is
 //     closed (its slot freed), and counts as a connection error of its
-//     address.
+//     address (see hostErrors).
 //
 // The limits are read from the server's settings at each accept, so SET
 // GLOBAL max_connections, connect_timeout and max_connect_errors apply
@@ -122,10 +122,13 @@ type admittedConn struct {
 // loggedIn stops the login clock: the client is in.
 func (c *admittedConn) loggedIn() { c.timer.Stop() }
 
-// loginTimedOut closes a connection still logging in at connect_timeout.
-// vitess's read of the client's packet then fails, and the handler's
-// ConnectionAborted counts the address's connection error.
-func (c *admittedConn) loginTimedOut() { _ = c.Close() }
+// loginTimedOut closes a connection still logging in at connect_timeout
+// (vitess's read of the client's packet then fails), and counts a
+// connection error of its address.
+func (c *admittedConn) loginTimedOut() {
+	c.l.hosts.failed(c.host, c.l.limits().maxConnectErrors)
+	_ = c.Close()
+}
 
 func (c *admittedConn) Close() error {
 	err := c.Conn.Close()

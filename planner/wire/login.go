@@ -7,11 +7,10 @@ import (
 )
 
 // loginWatch wraps the AuthServer vitess checks logins with, to see each
-// login succeed: the login clock of its connection stops (connect_timeout
-// no longer applies) and its address's connection errors are forgotten,
-// as MySQL forgets them. Failed logins are counted by the handler's
-// ConnectionAborted, which vitess calls for every login that does not
-// end in an OK.
+// login end: one that succeeds stops its connection's login clock
+// (connect_timeout no longer applies) and forgets its address's
+// connection errors, as MySQL forgets them; one that fails (a wrong
+// password, an unknown user) counts one against its address.
 type loginWatch struct {
 	mysql.AuthServer
 	hosts *hostErrors
@@ -33,10 +32,12 @@ type watchedMethod struct {
 
 func (m watchedMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData, clientData []byte, remote net.Addr) (mysql.Getter, error) {
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, serverData, clientData, remote)
-	if err == nil {
-		if ac := admitted(c.Conn); ac != nil {
+	if ac := admitted(c.Conn); ac != nil {
+		if err == nil {
 			ac.loggedIn()
 			m.hosts.succeeded(ac.host)
+		} else {
+			m.hosts.failed(ac.host, admitSettings().maxConnectErrors)
 		}
 	}
 	return g, err

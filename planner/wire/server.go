@@ -396,15 +396,6 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 	h.Handler.NewConnection(c)
 }
 
-// ConnectionAborted counts a login that failed (a wrong password, a
-// malformed handshake, connect_timeout) against the client's address.
-func (h *handler) ConnectionAborted(c *mysql.Conn, reason string) error {
-	if ac := admitted(c.Conn); ac != nil {
-		h.s.hosts.failed(ac.host, admitSettings().maxConnectErrors)
-	}
-	return h.Handler.ConnectionAborted(c, reason)
-}
-
 func (h *handler) ConnectionClosed(c *mysql.Conn) {
 	h.Handler.ConnectionClosed(c)
 	h.s.mu.Lock()
