@@ -110,12 +110,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	go func() { served <- srv.Serve() }()
 	fmt.Fprintf(stdout, "lakesql serving on %s (data %s)\n", srv.Addr(), cfg.DataDir)
 
+	code := 0
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		if err != nil {
-			fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
-		}
+		// Serve returns only after Shutdown: ending on its own is a failure.
+		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+		code = 1
 	}
 	stop() // a second signal kills the process the default way
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -125,5 +126,5 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	fmt.Fprintln(stdout, "lakesql: server stopped")
-	return 0
+	return code
 }
