@@ -176,7 +176,9 @@ func TestIntoOutfileConfined(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.files, "sub/dump.json")); string(b) != `{"add":{}}` {
 		t.Errorf("DUMPFILE wrote %q", b)
 	}
-	_, err := f.db.Exec("SELECT * FROM (SELECT 1 UNION ALL SELECT 2) AS t INTO DUMPFILE 'files/two.txt'")
+	_, err := f.db.Exec("SELECT 1 INTO OUTFILE 'files/nosuch/x.txt'")
+	wantCode(t, "OUTFILE into a missing folder", err, 1)
+	_, err = f.db.Exec("SELECT * FROM (SELECT 1 UNION ALL SELECT 2) AS t INTO DUMPFILE 'files/two.txt'")
 	wantCode(t, "DUMPFILE of two rows", err, 1172)
 	if _, err := os.Lstat(filepath.Join(f.files, "two.txt")); err == nil {
 		t.Error("a refused DUMPFILE left its file")
@@ -230,6 +232,13 @@ func TestLoadDataConfined(t *testing.T) {
 	}
 	_, err := f.db.Exec("LOAD DATA INFILE 'files/missing.tsv' INTO TABLE ld")
 	wantCode(t, "LOAD DATA of a missing file", err, 29)
+	_, err = f.db.Exec("LOAD DATA INFILE 'files/sub' INTO TABLE ld")
+	wantCode(t, "LOAD DATA of a folder", err, 29)
+	// LOCAL is the client's file, and off unless local_infile is set.
+	_, err = f.db.Exec("LOAD DATA LOCAL INFILE '" + f.outside + "/rows.tsv' INTO TABLE ld")
+	if err == nil {
+		t.Error("LOAD DATA LOCAL with local_infile off succeeded")
+	}
 	if _, err := f.db.Exec("LOAD DATA INFILE 'files/in/rows.tsv' INTO TABLE ld"); err != nil {
 		t.Fatal(err)
 	}
