@@ -9,9 +9,9 @@ package planner
 // text as a client receives it, enclosed in FIELDS ENCLOSED BY (with
 // OPTIONALLY, only string columns); NULL is the escape character followed
 // by N, or the word NULL when there is none. With an escape character, it
-// precedes itself, the enclosing character, NUL (written as 0), and,
-// when nothing encloses the fields, the first character of the field and
-// line terminators. DUMPFILE writes one row's values, NULL as nothing,
+// precedes itself, NUL (written as 0), the first character of the line
+// terminator, and the enclosing character in an enclosed field, the first
+// character of the field terminator in one that is not. DUMPFILE writes one row's values, NULL as nothing,
 // with no separator and no escaping; more than one row is 1172.
 
 import (
@@ -82,20 +82,24 @@ func fieldText(ctx *gms.Context, t gms.Type, v any) ([]byte, error) {
 func writeOutfile(ctx *gms.Context, w *bufio.Writer, n *plan.Into, iter gms.RowIter) (int, error) {
 	sch := n.Child.Schema()
 	esc, enc := n.FieldsEscapedBy, n.FieldsEnclosedBy
-	// What the escape character precedes in a value.
-	special := map[byte]bool{0: true}
-	if esc != "" {
-		special[esc[0]] = true
-		if enc != "" {
-			special[enc[0]] = true
-		} else {
-			if n.FieldsTerminatedBy != "" {
-				special[n.FieldsTerminatedBy[0]] = true
-			}
-			if n.LinesTerminatedBy != "" {
-				special[n.LinesTerminatedBy[0]] = true
-			}
+	// What the escape character precedes in a value, in an enclosed
+	// field and in one that is not.
+	var special [2]map[byte]bool
+	for i := range special {
+		special[i] = map[byte]bool{0: true}
+		if esc == "" {
+			continue
 		}
+		special[i][esc[0]] = true
+		if n.LinesTerminatedBy != "" {
+			special[i][n.LinesTerminatedBy[0]] = true
+		}
+	}
+	if enc != "" {
+		special[1][enc[0]] = true
+	}
+	if n.FieldsTerminatedBy != "" {
+		special[0][n.FieldsTerminatedBy[0]] = true
 	}
 	rows := 0
 	for {
@@ -125,11 +129,13 @@ func writeOutfile(ctx *gms.Context, w *bufio.Writer, n *plan.Into, iter gms.RowI
 				return rows, err
 			}
 			enclose := enc != "" && (!n.FieldsEnclosedByOpt || types.IsText(sch[i].Type) || types.IsEnum(sch[i].Type) || types.IsSet(sch[i].Type))
+			in := special[0]
 			if enclose {
+				in = special[1]
 				w.WriteString(enc)
 			}
 			for _, c := range text {
-				if esc != "" && special[c] {
+				if esc != "" && in[c] {
 					w.WriteByte(esc[0])
 					if c == 0 {
 						c = '0'

@@ -151,13 +151,14 @@ func TestIntoOutfileConfined(t *testing.T) {
 		_, err = f.db.Exec("SELECT 1 INTO DUMPFILE " + quote(name))
 		wantCode(t, "DUMPFILE over "+name, err, 1086)
 	}
-	// MySQL's escaping: the escape character before itself, and before
-	// the terminators when nothing encloses the fields, or before the
-	// enclosing character.
+	// MySQL's escaping: the escape character before itself, the line
+	// terminator, and the enclosing character in an enclosed field, the
+	// field terminator in one that is not.
 	outfiles := map[string]string{
-		"SELECT 'a\\tb', 'c\\\\d', NULL INTO OUTFILE 'files/esc.txt'":                        "a\\\tb\tc\\\\d\t\\N\n",
-		"SELECT 'x\"y', 2 INTO OUTFILE 'files/enc.txt' FIELDS OPTIONALLY ENCLOSED BY '\"'":   "\"x\\\"y\"\t2\n",
-		"SELECT 1, NULL INTO OUTFILE 'files/sep.txt' FIELDS TERMINATED BY ',' ESCAPED BY ''": "1,NULL\n",
+		"SELECT 'a,b\nc', 1 INTO OUTFILE 'files/opt.txt' FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"'": "\"a,b\\\nc\",1\n",
+		"SELECT 'a\\tb', 'c\\\\d', NULL INTO OUTFILE 'files/esc.txt'":                                          "a\\\tb\tc\\\\d\t\\N\n",
+		"SELECT 'x\"y', 2 INTO OUTFILE 'files/enc.txt' FIELDS OPTIONALLY ENCLOSED BY '\"'":                     "\"x\\\"y\"\t2\n",
+		"SELECT 1, NULL INTO OUTFILE 'files/sep.txt' FIELDS TERMINATED BY ',' ESCAPED BY ''":                   "1,NULL\n",
 	}
 	for q, want := range outfiles {
 		if _, err := f.db.Exec(q); err != nil {
