@@ -146,6 +146,10 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		if roots[i], err = filepath.Abs(r); err != nil {
 			return nil, err
 		}
+		// Locations are compared resolved: so are the roots.
+		if roots[i], err = canonicalPath(roots[i]); err != nil {
+			return nil, fmt.Errorf("lakesql: allowed root: %w", err)
+		}
 	}
 	opts.AllowedRoots = roots
 
@@ -168,6 +172,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		if cs, ok := st.(*CreateSink); perr == nil && ok {
 			h.def = cs
 			h.table = e.tableKey(cs, r.Path)
+			h.areas = e.sinkAreas(cs, r.Path)
 		} else {
 			h.defErr = fmt.Errorf("sink %s: its stored definition does not parse: %v", r.Name, perr)
 		}
@@ -229,6 +234,9 @@ type sinkHandle struct {
 	// table names the sink's table with its format and catalog (tableKey):
 	// one table has at most one sink.
 	table string
+	// areas are the canonical places it writes to (sinkAreas), which a
+	// new sink must keep clear of.
+	areas []sinkArea
 
 	// lock is held by the session whose transaction has an open epoch on
 	// the sink: an epoch is one sequence of calls on the sink.
@@ -361,7 +369,8 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 // for Iceberg, its catalog; path is the resolved location.
 func (e *Engine) tableKey(cs *CreateSink, path string) string {
 	if cs.Format != FormatIceberg {
-		return FormatDelta + "\x00" + path
+		// A stored location may predate canonical ones: compare resolved.
+		return FormatDelta + "\x00" + canonicalLocation(path)
 	}
 	so, _ := parseOptions(cs.Format, cs.Options)
 	props, err := e.catalogProperties(so, false)
@@ -507,6 +516,7 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
 	table := e.tableKey(cs, path)
+	areas := e.sinkAreas(cs, path)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -525,11 +535,15 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 			return nil, fmt.Errorf("sink %s: %w: the table at %s is already the sink %s", cs.Name, ErrLocation, path, h.rec.Name)
 		}
 	}
+	if err := e.checkAreasLocked(areas); err != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
 	// Reserve the name while the table is created.
 	stored := *cs
 	stored.IfNotExists = false
 	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: path},
-		def: &stored, table: table, lock: make(chan struct{}, 1)}
+		def: &stored, table: table, areas: areas, lock: make(chan struct{}, 1)}
 	e.sinks[strings.ToLower(cs.Name)] = h
 	e.mu.Unlock()
 
