@@ -377,7 +377,7 @@ func (e *Engine) tableKey(cs *CreateSink, path string) string {
 	if err != nil {
 		props = so.catalog
 	}
-	return FormatIceberg + "\x00" + catalogIdentity(props) + "\x00" + path
+	return FormatIceberg + "\x00" + e.catalogIdentity(props) + "\x00" + path
 }
 
 // resolveTarget resolves a definition's location: a Delta location to an

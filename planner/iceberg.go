@@ -58,13 +58,21 @@ func catalogKey(props map[string]string) string {
 }
 
 // catalogIdentity tells catalogs apart for "one table, one sink": the
-// type and uri (the default SQLite file when a SQL catalog has none) and,
-// beyond SQL catalogs, the warehouse, by which a REST server, say, names
-// one of its catalogs. A SQL catalog's warehouse only says where new
-// tables go: two sinks with different warehouses share its tables.
-func catalogIdentity(props map[string]string) string {
+// type and uri (for a SQLite catalog its file, canonical, however the uri
+// spells it, the default one's when it has none) and, beyond SQL catalogs,
+// the warehouse, by which a REST server, say, names one of its catalogs.
+// A SQL catalog's warehouse only says where new tables go: two sinks with
+// different warehouses share its tables. props are resolved
+// (catalogProperties).
+func (e *Engine) catalogIdentity(props map[string]string) string {
 	typ := strings.ToLower(props["type"])
 	if typ == "" || typ == "sql" {
+		if props["uri"] == "" {
+			return "sql\x00file\x00" + canonicalLocation(filepath.Join(e.opts.DataDir, "iceberg", "catalog.db"))
+		}
+		if f, err := sqliteCatalogFile(props); err == nil && f != "" {
+			return "sql\x00file\x00" + f
+		}
 		return "sql\x00" + props["uri"]
 	}
 	return typ + "\x00" + props["uri"] + "\x00" + props["warehouse"]
