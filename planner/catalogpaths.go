@@ -152,6 +152,9 @@ func (e *Engine) confineCatalogPaths(props map[string]string, confine bool) erro
 			return fmt.Errorf("option catalog.uri: %w", err)
 		}
 		if confine {
+			if err := e.checkDataDirArea(sinkArea{kind: areaCatalogFile, path: p}); err != nil {
+				return err
+			}
 			if err := checkSQLiteFile(p); err != nil {
 				return fmt.Errorf("option catalog.uri: %w", err)
 			}

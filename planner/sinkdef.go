@@ -81,9 +81,13 @@ func confineLocal(roots []string, loc, p string) (string, error) {
 		return "", fmt.Errorf("%w: location %q resolves to %s: %w", ErrLocation, loc, c, err)
 	}
 	for _, r := range roots {
-		if !objectstore.IsLocation(r) && r != c && within(r, c) {
-			return c, nil
+		if objectstore.IsLocation(r) || !within(r, c) {
+			continue
 		}
+		if r == c {
+			return "", fmt.Errorf("%w: location %q resolves to %s, the allowed root itself: name a folder in it", ErrLocation, loc, c)
+		}
+		return c, nil
 	}
 	how := ""
 	if c != p {
