@@ -31,9 +31,21 @@ func locationsOutsideRel(h *hostileEnv) string {
 }
 
 // locationsProbe registers a probe that runs one statement, made from the
-// env, and wants 1210.
+// env, and wants 1210. Its sink (loc_d or loc_i in the statement) is named
+// after the probe, so that one that wrongly succeeds does not turn the
+// next ones into 1050.
 func locationsProbe(name string, q func(h *hostileEnv) string) hostileProbe {
-	return hostileProbe{name: name, want: 1210, run: func(h *hostileEnv) error { return h.exec(q(h)) }}
+	return hostileProbe{name: name, want: 1210, run: func(h *hostileEnv) error { return h.exec(locationsSinkName(name, q(h))) }}
+}
+
+func locationsSinkName(probe, q string) string {
+	sink := "loc_" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, probe)
+	return strings.NewReplacer("SINK loc_d ", "SINK "+sink+" ", "SINK loc_i ", "SINK "+sink+" ").Replace(q)
 }
 
 // locationsSymlinkProbe is locationsProbe with DATA/link pointing at target
@@ -43,7 +55,7 @@ func locationsSymlinkProbe(name, link string, target func(h *hostileEnv) string,
 		if err := locationsSymlink(h, link, target(h)); err != nil {
 			return err
 		}
-		return h.exec(q(h))
+		return h.exec(locationsSinkName(name, q(h)))
 	}}
 }
 
