@@ -80,14 +80,18 @@ func confineLocal(roots []string, loc, p string) (string, error) {
 	if err := checkPathLength(c); err != nil {
 		return "", fmt.Errorf("%w: location %q resolves to %s: %w", ErrLocation, loc, c, err)
 	}
+	isRoot := false
 	for _, r := range roots {
 		if objectstore.IsLocation(r) || !within(r, c) {
 			continue
 		}
-		if r == c {
-			return "", fmt.Errorf("%w: location %q resolves to %s, the allowed root itself: name a folder in it", ErrLocation, loc, c)
+		if r != c {
+			return c, nil
 		}
-		return c, nil
+		isRoot = true
+	}
+	if isRoot {
+		return "", fmt.Errorf("%w: location %q resolves to %s, an allowed root itself: name a folder in it", ErrLocation, loc, c)
 	}
 	how := ""
 	if c != p {

@@ -131,7 +131,7 @@ func TestSinkLocationInDataDirAreasRefused(t *testing.T) {
 	env.refused("CREATE SINK s INTO DELTA 'sinks.json' (id INT)", "lakesql's own file")
 	// The base root holds the data directory: a table there would hold
 	// the sinks' state.
-	env.refused("CREATE SINK s INTO DELTA '"+env.base+"' (id INT)", "the allowed root itself")
+	env.refused("CREATE SINK s INTO DELTA '"+env.base+"' (id INT)", "an allowed root itself")
 	env.refused("CREATE SINK s INTO DELTA '"+filepath.Dir(env.base)+"' (id INT)", "outside the allowed roots")
 	// An Iceberg sink may not put its catalog or warehouse there either.
 	env.refused("CREATE SINK i INTO ICEBERG 'db.i' (id INT) WITH (catalog.warehouse = 'state/wh')", "inside "+filepath.Join(env.data, "state"))
