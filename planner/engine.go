@@ -385,7 +385,14 @@ func (e *Engine) tableKey(cs *CreateSink, path string) string {
 // namespace.table, its catalog's local paths checked against the roots.
 func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
 	if cs.Format != FormatIceberg {
-		return resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
+		p, err := resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
+		if err != nil || objectstore.IsLocation(p) {
+			return p, err
+		}
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return "", fmt.Errorf("%w: location %q resolves to %s, which is a file, not a folder", ErrLocation, cs.Location, p)
+		}
+		return p, nil
 	}
 	_, path, err := icebergTable(cs.Location)
 	if err != nil {

@@ -129,6 +129,10 @@ func TestSinkLocationInDataDirAreasRefused(t *testing.T) {
 	env.refused("CREATE SINK s INTO DELTA 'files/../files/x' (id INT)", "inside "+filepath.Join(env.data, "files"))
 	env.refused("CREATE SINK s INTO DELTA '.' (id INT)", "the data directory or holds it")
 	env.refused("CREATE SINK s INTO DELTA 'sinks.json' (id INT)", "lakesql's own file")
+	if err := os.WriteFile(filepath.Join(env.data, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.refused("CREATE SINK s INTO DELTA 'plain' (id INT)", "is a file, not a folder")
 	// The base root holds the data directory: a table there would hold
 	// the sinks' state.
 	env.refused("CREATE SINK s INTO DELTA '"+env.base+"' (id INT)", "an allowed root itself")
