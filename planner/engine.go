@@ -50,9 +50,6 @@ type Options struct {
 	// Storage holds storage.* options for Delta sinks on object storage
 	// that do not set them in WITH; a sink's own options win, key by key.
 	Storage map[string]string
-	// KnownUser reports whether a user exists, for SHOW GRANTS FOR
-	// another user; when nil, only the session's own user is known.
-	KnownUser func(name string) bool
 }
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.
@@ -462,6 +459,9 @@ func (e *Engine) Exec(ctx context.Context, s *Session, query string) (*Result, e
 }
 
 func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Result, error) {
+	if err := e.checkLakesql(ctx, st); err != nil {
+		return nil, err
+	}
 	switch st := st.(type) {
 	case *CreateSink:
 		if err := s.commitBeforeDDL(ctx); err != nil {
@@ -474,7 +474,7 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 		}
 		return e.dropSink(ctx, st)
 	case *ShowSinks:
-		return e.showSinks(), nil
+		return e.visibleRows(ctx, e.showSinks()), nil
 	case *ShowCreateSink:
 		h, ok := e.lookup(st.Name)
 		if !ok {
@@ -486,7 +486,8 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 		}
 		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, shown}}}, nil
 	case *ShowSinkStatus:
-		return e.showSinkStatus(ctx, st.Name)
+		res, err := e.showSinkStatus(ctx, st.Name)
+		return e.visibleRows(ctx, res), err
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotSupported, st)
 }
