@@ -71,6 +71,9 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if st, ok := p.injectShowGrants(ctx, query); ok {
 		return st, true, nil
 	}
+	if err := p.engine.checkAccountStatement(query); err != nil {
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
+	}
 	gctx, isGMS := ctx.(*gms.Context)
 	if !isGMS {
 		return nil, false, nil

@@ -28,6 +28,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -377,3 +378,30 @@ const erSpecificAccessDenied = 1227
 
 // erCannotUser is MySQL's ER_CANNOT_USER, which vitess does not name.
 const erCannotUser = 1396
+
+// checkAccountStatement refuses the statements about accounts (CREATE,
+// ALTER, DROP and RENAME USER or ROLE, GRANT, REVOKE, SET PASSWORD, SET
+// ROLE) on an engine without accounts (the REPL, the database/sql driver),
+// where go-mysql-server would accept them and nothing would hold them.
+func (e *Engine) checkAccountStatement(query string) error {
+	if e.gms.Analyzer.Catalog.MySQLDb.Enabled() {
+		return nil
+	}
+	first, i := leadingWord(query, 0)
+	second, _ := leadingWord(query, i)
+	isAny := func(w string, keywords ...string) bool {
+		for _, k := range keywords {
+			if keywordIs(w, k) {
+				return true
+			}
+		}
+		return false
+	}
+	if isAny(first, "GRANT", "REVOKE") ||
+		isAny(first, "CREATE", "ALTER", "DROP", "RENAME") && isAny(second, "USER", "ROLE") ||
+		isAny(first, "SET") && isAny(second, "PASSWORD", "ROLE", "DEFAULT") {
+		return fmt.Errorf("%w: %s here: accounts and privileges exist in lakesql serve only; this session runs as the owner of the data directory",
+			ErrNotSupported, strings.ToUpper(strings.TrimSpace(first+" "+second)))
+	}
+	return nil
+}

@@ -151,10 +151,14 @@ func (st *storedAccounts) load(db *mysql_db.MySQLDb, rootPassword string) (gener
 	for _, u := range st.legacy {
 		ed.PutUser(migratedUser(u))
 	}
-	root, ok := ed.GetUser(mysql_db.UserPrimaryKey{User: RootUser, Host: rootHost})
+	rootKey := mysql_db.UserPrimaryKey{User: RootUser, Host: rootHost}
+	root, ok := ed.GetUser(rootKey)
 	switch {
 	case rootPassword != "":
 		if !ok || subtle.ConstantTimeCompare([]byte(root.AuthString), []byte(NativePasswordHash(rootPassword))) != 1 {
+			// The set finds an entry to replace by all its fields:
+			// the old one goes first.
+			ed.RemoveUser(rootKey)
 			ed.PutUser(rootUser(NativePasswordHash(rootPassword), root))
 			changed = true
 		}
