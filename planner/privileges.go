@@ -321,7 +321,19 @@ func (h privilegeHandler) reword(ctx *gms.Context, auth ast.AuthInformation, err
 	case onTables:
 		return tableDenied(ctx, command, h.deniedTable(ctx, auth))
 	}
+	if p, ok := globalPrivilegeNames[auth.AuthType]; ok {
+		command = p
+	}
 	return globalDenied(command)
+}
+
+// globalPrivilegeNames name the privilege MySQL's 1227 asks for where it is
+// not the statement's AuthType.
+var globalPrivilegeNames = map[string]string{
+	ast.AuthType_ALTER_USER:  "CREATE USER",
+	ast.AuthType_CREATE_ROLE: "CREATE ROLE, CREATE USER",
+	ast.AuthType_DROP_ROLE:   "DROP ROLE, CREATE USER",
+	ast.AuthType_REPLICATION: "REPLICATION_SLAVE_ADMIN",
 }
 
 // grantLevel is the level (db.table) of a GRANT or REVOKE.
