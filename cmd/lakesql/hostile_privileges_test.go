@@ -189,3 +189,24 @@ func init() {
 		}},
 	)
 }
+
+func init() {
+	registerHostile(hostileProbe{name: "privileges/ro/load-file-null", run: func(h *hostileEnv) error {
+		ro, _, err := privilegesUsers(h)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(h.data, "files", "privileges-load-file.txt")
+		if err := os.WriteFile(path, []byte("privileges-load-file-secret"), 0o600); err != nil {
+			return h.wrong("write %s: %v", path, err)
+		}
+		rows, err := hostileRows(h.ctx, ro, "SELECT LOAD_FILE(?)", path)
+		if err != nil {
+			return err
+		}
+		if len(rows) != 1 || rows[0][0] != "NULL" {
+			return h.leaked("LOAD_FILE without FILE read %v", rows)
+		}
+		return nil
+	}})
+}

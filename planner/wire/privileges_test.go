@@ -289,3 +289,29 @@ func TestNoPrivilegeNoDatabase(t *testing.T) {
 	mustExec(t, root, "CREATE USER nobody IDENTIFIED BY 'n-pw'")
 	wantCode(t, "connect to lakesql", ts.userDB("nobody", "n-pw", false).Ping(), 1044, "42000")
 }
+
+// LOAD_FILE is NULL to an account without FILE, as in MySQL; root reads.
+func TestLoadFileNeedsFilePrivilege(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	root := ts.db(testPassword)
+	path := filepath.Join(ts.dir, SecureFilesDir, "secret.txt")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, root, "CREATE USER ro IDENTIFIED BY 'ro-pw'")
+	mustExec(t, root, "GRANT SELECT ON lakesql.* TO ro")
+	q := "SELECT LOAD_FILE('" + path + "')"
+	if diff := cmp.Diff([][]string{{"NULL"}}, queryStrings(t, ts.userDB("ro", "ro-pw", false), q)); diff != "" {
+		t.Errorf("ro (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"s3cret"}}, queryStrings(t, root, q)); diff != "" {
+		t.Errorf("root (-want +got):\n%s", diff)
+	}
+	mustExec(t, root, "GRANT FILE ON *.* TO ro")
+	if diff := cmp.Diff([][]string{{"s3cret"}}, queryStrings(t, ts.userDB("ro", "ro-pw", false), q)); diff != "" {
+		t.Errorf("ro with FILE (-want +got):\n%s", diff)
+	}
+}
