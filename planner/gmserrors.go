@@ -110,6 +110,9 @@ var gmsKinds = []*gmsKind{
 	{kind: gms.ErrUserCreationFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
 	{kind: gms.ErrUserDeletionFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
 	{kind: gms.ErrUserAlterFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
+	// SELECT ... INTO of more than one row into variables or a DUMPFILE:
+	// 1172, ER_TOO_MANY_ROWS.
+	{kind: gms.ErrMoreThanOneRow, code: mysql.ERTooManyRows, state: "42000"},
 
 	// System variables.
 	{kind: gms.ErrInvalidSystemVariableValue, code: mysql.ERWrongValueForVar, state: mysql.SSClientError,

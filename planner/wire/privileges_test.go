@@ -30,7 +30,7 @@ func (ts *testServer) userDB(user, password string, prepared bool) *sql.DB {
 }
 
 // wantCode checks that err is a MySQL error with code and SQLSTATE state.
-func wantCode(t *testing.T, what string, err error, code uint16, state string) {
+func wantCodeState(t *testing.T, what string, err error, code uint16, state string) {
 	t.Helper()
 	me, _ := err.(*mysql.MySQLError)
 	if me == nil || me.Number != code || string(me.SQLState[:]) != state {
@@ -111,7 +111,7 @@ func TestReadOnlyUserRefusedEveryWrite(t *testing.T) {
 		if c.code == 1045 {
 			state = "28000"
 		}
-		wantCode(t, c.query, err, c.code, state)
+		wantCodeState(t, c.query, err, c.code, state)
 	}
 	if _, err := os.Stat(outfile); err == nil {
 		t.Errorf("a refused INTO OUTFILE wrote %s", outfile)
@@ -161,7 +161,7 @@ func TestGrantAndRevokeTakeEffect(t *testing.T) {
 	mustExec(t, w, "INSERT INTO a VALUES (3, 'z')")
 	for _, q := range []string{"SELECT * FROM a", "SELECT count(*) FROM a", "SELECT * FROM b", "SHOW CREATE SINK b", "INSERT INTO b VALUES (8)"} {
 		_, err := w.Exec(q)
-		wantCode(t, q, err, 1142, "42000")
+		wantCodeState(t, q, err, 1142, "42000")
 	}
 	// SHOW SINKS lists the sinks the user holds a privilege on.
 	if diff := cmp.Diff([][]string{{"a"}}, column0(queryStrings(t, w, "SHOW SINKS"))); diff != "" {
@@ -174,7 +174,7 @@ func TestGrantAndRevokeTakeEffect(t *testing.T) {
 	}
 	mustExec(t, root, "REVOKE INSERT ON lakesql.a FROM w")
 	_, err := w.Exec("INSERT INTO a VALUES (4, 'q')")
-	wantCode(t, "INSERT after REVOKE", err, 1142, "42000")
+	wantCodeState(t, "INSERT after REVOKE", err, 1142, "42000")
 
 	mustExec(t, root, "GRANT ALL ON lakesql.* TO w")
 	mustExec(t, w, "INSERT INTO b VALUES (8)")
@@ -185,7 +185,7 @@ func TestGrantAndRevokeTakeEffect(t *testing.T) {
 	mustExec(t, w, "DROP SINK c")
 	mustExec(t, root, "REVOKE ALL ON lakesql.* FROM w")
 	_, err = w.Exec("SELECT id FROM a")
-	wantCode(t, "SELECT after REVOKE ALL", err, 1142, "42000")
+	wantCodeState(t, "SELECT after REVOKE ALL", err, 1142, "42000")
 }
 
 func column0(rows [][]string) [][]string {
@@ -215,7 +215,7 @@ func TestAccountsPersist(t *testing.T) {
 		t.Errorf("after restart (-want +got):\n%s", diff)
 	}
 	_, err := ro.Exec("INSERT INTO a VALUES (5, 'e')")
-	wantCode(t, "INSERT after restart", err, 1142, "42000")
+	wantCodeState(t, "INSERT after restart", err, 1142, "42000")
 	if diff := cmp.Diff([][]string{{"GRANT USAGE ON *.* TO `ro`@`%`"}, {"GRANT SELECT ON `lakesql`.`a` TO `ro`@`%`"}},
 		queryStrings(t, root, "SHOW GRANTS FOR ro")); diff != "" {
 		t.Errorf("SHOW GRANTS FOR ro (-want +got):\n%s", diff)
@@ -225,11 +225,11 @@ func TestAccountsPersist(t *testing.T) {
 	mustExec(t, root, "DROP USER gone")
 	ts.stop()
 	ts = startServer(t, dir, testPassword)
-	wantCode(t, "old password", ts.userDB("ro", "ro-pw", false).Ping(), 1045, "28000")
+	wantCodeState(t, "old password", ts.userDB("ro", "ro-pw", false).Ping(), 1045, "28000")
 	if err := ts.userDB("ro", "new-pw", false).Ping(); err != nil {
 		t.Errorf("new password: %v", err)
 	}
-	wantCode(t, "dropped user", ts.userDB("gone", "gone-pw", false).Ping(), 1045, "28000")
+	wantCodeState(t, "dropped user", ts.userDB("gone", "gone-pw", false).Ping(), 1045, "28000")
 	b, err := os.ReadFile(filepath.Join(dir, PrivilegesFile))
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +287,7 @@ func TestNoPrivilegeNoDatabase(t *testing.T) {
 	ts := startServer(t, t.TempDir(), testPassword)
 	root := ts.db(testPassword)
 	mustExec(t, root, "CREATE USER nobody IDENTIFIED BY 'n-pw'")
-	wantCode(t, "connect to lakesql", ts.userDB("nobody", "n-pw", false).Ping(), 1044, "42000")
+	wantCodeState(t, "connect to lakesql", ts.userDB("nobody", "n-pw", false).Ping(), 1044, "42000")
 }
 
 // LOAD_FILE is NULL to an account without FILE, as in MySQL; root reads.
