@@ -102,6 +102,7 @@ var gmsKinds = []*gmsKind{
 	{kind: ErrTableAccessDenied, code: erTableAccessDenied, state: mysql.SSClientError},
 	{kind: ErrGlobalAccessDenied, code: erSpecificAccessDenied, state: mysql.SSClientError},
 	{kind: ErrFileAccessDenied, code: mysql.ERAccessDeniedError, state: mysql.SSAccessDeniedError},
+	{kind: ErrKillDenied, code: erKillDenied, state: mysql.SSUnknownSQLState},
 	{kind: gms.ErrDatabaseAccessDeniedForUser, code: mysql.ERDBAccessDenied, state: mysql.SSClientError},
 	{kind: gms.ErrTableAccessDeniedForUser, code: erTableAccessDenied, state: mysql.SSClientError},
 	{kind: gms.ErrPrivilegeCheckFailed, code: erTableAccessDenied, state: mysql.SSClientError},

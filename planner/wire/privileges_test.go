@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -313,5 +314,53 @@ func TestLoadFileNeedsFilePrivilege(t *testing.T) {
 	mustExec(t, root, "GRANT FILE ON *.* TO ro")
 	if diff := cmp.Diff([][]string{{"s3cret"}}, queryStrings(t, ts.userDB("ro", "ro-pw", false), q)); diff != "" {
 		t.Errorf("ro with FILE (-want +got):\n%s", diff)
+	}
+}
+
+// An account may KILL its own connections and statements without SUPER,
+// as in MySQL; another account's is 1095.
+func TestKillOwnConnectionOnly(t *testing.T) {
+	ts := startServer(t, t.TempDir(), testPassword)
+	root := ts.db(testPassword)
+	mustExec(t, root, "CREATE USER ro IDENTIFIED BY 'ro-pw'")
+	mustExec(t, root, "GRANT SELECT ON lakesql.* TO ro")
+	ctx := context.Background()
+	connID := func(c *sql.Conn) string {
+		var id string
+		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	rootConn, err := root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rootConn.Close()
+	ro := ts.userDB("ro", "ro-pw", false)
+	ro.SetMaxOpenConns(2)
+	a, err := ro.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := ro.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	_, err = b.ExecContext(ctx, "KILL QUERY "+connID(rootConn))
+	wantCodeState(t, "KILL QUERY of root's connection", err, 1095, "HY000")
+	_, err = b.ExecContext(ctx, "KILL "+connID(rootConn))
+	wantCodeState(t, "KILL of root's connection", err, 1095, "HY000")
+	if err := rootConn.PingContext(ctx); err != nil {
+		t.Errorf("root's connection after the refused KILL: %v", err)
+	}
+	if _, err := b.ExecContext(ctx, "KILL QUERY "+connID(a)); err != nil {
+		t.Errorf("KILL QUERY of its own connection: %v", err)
+	}
+	if _, err := b.ExecContext(ctx, "KILL "+connID(a)); err != nil {
+		t.Errorf("KILL of its own connection: %v", err)
 	}
 }
