@@ -210,3 +210,26 @@ func init() {
 		return nil
 	}})
 }
+
+func init() {
+	registerHostile(hostileProbe{name: "privileges/ro/kill-root", want: 1095, run: func(h *hostileEnv) error {
+		ro, _, err := privilegesUsers(h)
+		if err != nil {
+			return err
+		}
+		c, err := h.db.Conn(h.ctx)
+		if err != nil {
+			return h.wrong("root conn: %v", err)
+		}
+		defer c.Close()
+		var id string
+		if err := c.QueryRowContext(h.ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+			return h.wrong("CONNECTION_ID: %v", err)
+		}
+		_, kerr := ro.ExecContext(h.ctx, "KILL "+id)
+		if err := c.PingContext(h.ctx); err != nil {
+			return h.wrong("root's connection after the read-only user's KILL: %v", err)
+		}
+		return kerr
+	}})
+}
