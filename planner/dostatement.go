@@ -47,10 +47,10 @@ func (p *gmsParser) injectDo(query string) (ast.Statement, bool) {
 		return !subquery, nil
 	}, exprs)
 	if subquery {
-		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine,
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine,
 			err: fmt.Errorf("%w: a subquery in DO (use SELECT)", ErrNotSupported)}}, true
 	}
-	return ast.InjectedStatement{Statement: &doNode{}, Children: exprs}, true
+	return ast.InjectedStatement{Auth: injectedAuth, Statement: &doNode{}, Children: exprs}, true
 }
 
 // doNode evaluates its expressions and returns OK, 0 rows affected.

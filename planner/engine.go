@@ -50,9 +50,6 @@ type Options struct {
 	// Storage holds storage.* options for Delta sinks on object storage
 	// that do not set them in WITH; a sink's own options win, key by key.
 	Storage map[string]string
-	// KnownUser reports whether a user exists, for SHOW GRANTS FOR
-	// another user; when nil, only the session's own user is known.
-	KnownUser func(name string) bool
 	// FlushHosts runs FLUSH HOSTS: the server unblocks the client
 	// addresses it blocked for connection errors. Nil: nothing to flush.
 	FlushHosts func()
@@ -481,6 +478,9 @@ func (e *Engine) Exec(ctx context.Context, s *Session, query string) (*Result, e
 }
 
 func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Result, error) {
+	if err := e.checkLakesql(ctx, st); err != nil {
+		return nil, err
+	}
 	switch st := st.(type) {
 	case *CreateSink:
 		if err := s.commitBeforeDDL(ctx); err != nil {
@@ -493,7 +493,7 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 		}
 		return e.dropSink(ctx, st)
 	case *ShowSinks:
-		return e.showSinks(), nil
+		return e.visibleRows(ctx, e.showSinks()), nil
 	case *ShowCreateSink:
 		h, ok := e.lookup(st.Name)
 		if !ok {
@@ -505,7 +505,8 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 		}
 		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, shown}}}, nil
 	case *ShowSinkStatus:
-		return e.showSinkStatus(ctx, st.Name)
+		res, err := e.showSinkStatus(ctx, st.Name)
+		return e.visibleRows(ctx, res), err
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotSupported, st)
 }

@@ -96,6 +96,21 @@ var gmsKinds = []*gmsKind{
 	{kind: parserSyntaxError, code: mysql.ERParseError, state: mysql.SSClientError,
 		pattern: `^syntax error at position \S+(?: near '(?s:.*)')?$`},
 
+	// Privileges (privileges.go): a table, 1142; a database, 1044; a
+	// global privilege, 1227; FILE, 1045. go-mysql-server's own refusals
+	// outside its planner's checks (which privileges.go rewords) too.
+	{kind: ErrTableAccessDenied, code: erTableAccessDenied, state: mysql.SSClientError},
+	{kind: ErrGlobalAccessDenied, code: erSpecificAccessDenied, state: mysql.SSClientError},
+	{kind: ErrFileAccessDenied, code: mysql.ERAccessDeniedError, state: mysql.SSAccessDeniedError},
+	{kind: ErrKillDenied, code: erKillDenied, state: mysql.SSUnknownSQLState},
+	{kind: gms.ErrDatabaseAccessDeniedForUser, code: mysql.ERDBAccessDenied, state: mysql.SSClientError},
+	{kind: gms.ErrTableAccessDeniedForUser, code: erTableAccessDenied, state: mysql.SSClientError},
+	{kind: gms.ErrPrivilegeCheckFailed, code: erTableAccessDenied, state: mysql.SSClientError},
+	// Accounts: CREATE USER of one that exists, DROP USER of one that
+	// does not, 1396 (ER_CANNOT_USER).
+	{kind: gms.ErrUserCreationFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
+	{kind: gms.ErrUserDeletionFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
+	{kind: gms.ErrUserAlterFailure, code: erCannotUser, state: mysql.SSUnknownSQLState},
 	// SELECT ... INTO of more than one row into variables or a DUMPFILE:
 	// 1172, ER_TOO_MANY_ROWS.
 	{kind: gms.ErrMoreThanOneRow, code: mysql.ERTooManyRows, state: "42000"},

@@ -20,7 +20,9 @@ import (
 // place of go-mysql-server's built-ins of the same name.
 func (p *provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
 	if strings.EqualFold(name, "load_file") {
-		return gms.Function1{Name: "load_file", Fn: newLoadFile}, true
+		return gms.Function1{Name: "load_file", Fn: func(name gms.Expression) gms.Expression {
+			return &fileGated{loadFile: newLoadFile(name).(*loadFile), engine: p.engine}
+		}}, true
 	}
 	return nil, false
 }

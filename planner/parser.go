@@ -63,7 +63,7 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 		// go-mysql-server turns a parser's error into a plain syntax
 		// error; a node that fails when run keeps lakesql's typed
 		// *SyntaxError or *DefinitionError for the caller.
-		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, st: st, err: err}}, true, nil
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, st: st, err: err}}, true, nil
 	}
 	if st, ok := p.injectDo(query); ok {
 		return st, true, nil
@@ -74,6 +74,9 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if st, ok := p.injectFlushHosts(ctx, query); ok {
 		return st, true, nil
 	}
+	if err := p.engine.checkAccountStatement(query); err != nil {
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
+	}
 	gctx, isGMS := ctx.(*gms.Context)
 	if !isGMS {
 		return nil, false, nil
@@ -81,18 +84,25 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if sess, ok := gctx.Session.(*Session); ok {
 		sess.dropLeakedEpochs(gctx)
 	}
+	if err := p.engine.checkFileWrite(gctx, query); err != nil {
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
+	}
 	if err := refuseOnDuplicate(query); err != nil {
-		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
 	}
 	if w, _ := leadingWord(query, 0); keywordIs(w, "SELECT") && !p.engine.noRoute(gctx) {
 		plan, err := p.engine.planDuck(gctx, query)
+		if err == nil && !p.engine.has(gctx, plan.h.rec.Name, gms.PrivilegeType_Select) {
+			// go-mysql-server's planner refuses it.
+			return nil, false, nil
+		}
 		if err != nil {
 			// Not routed, or the sink cannot be used: go-mysql-server
 			// plans it and reports that error itself, unwrapped (an
 			// error returned from here would become a syntax error).
 			return nil, false, nil
 		}
-		return ast.InjectedStatement{Statement: &duckNode{engine: p.engine, plan: plan, query: query}}, true, nil
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &duckNode{engine: p.engine, plan: plan, query: query}}, true, nil
 	}
 	return nil, false, nil
 }

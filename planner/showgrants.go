@@ -1,12 +1,16 @@
 package planner
 
-// SHOW GRANTS. lakesql's users have no privileges of their own: every user
-// the server lets in may run every statement, so each one's grant is ALL
-// PRIVILEGES ON *.*, printed the way MySQL 8 prints it. Users are not
-// bound to a host, so the account is `name`@`%`. A REPL or driver session
-// has no user: it runs as the owner of the data directory, shown as
-// `root`@`localhost`. go-mysql-server's own SHOW GRANTS reads its mysql
-// database, which lakesql does not have (1049).
+// SHOW GRANTS, answered by lakesql rather than by go-mysql-server, which
+// names the column after the client's address instead of the account, and
+// refuses a user without privileges on the mysql database even their own
+// grants. With accounts (the MySQL server, privileges.go) the rows are
+// go-mysql-server's, read from its mysql database: one GRANT per level,
+// printed the way MySQL 8 prints them. SHOW GRANTS FOR another account
+// needs SELECT on the mysql database, as in MySQL (1044).
+//
+// Without accounts (the REPL, the database/sql driver) a session runs as
+// the owner of the data directory, may run every statement, and is shown
+// as `root`@`localhost` with ALL PRIVILEGES ON *.*.
 
 import (
 	"context"
@@ -14,6 +18,9 @@ import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -40,8 +47,9 @@ func (p *gmsParser) injectShowGrants(ctx context.Context, query string) (ast.Sta
 		return nil, false
 	}
 	n := &showGrantsNode{user: "root", host: "localhost"}
-	if gctx, ok := ctx.(*gms.Context); ok && gctx.Session.Client().User != "" {
-		n.user, n.host = gctx.Session.Client().User, "%"
+	gctx, _ := ctx.(*gms.Context)
+	if gctx != nil && p.engine.privileges(gctx) != nil {
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: p.engine.accountGrants(gctx, sg)}, true
 	}
 	switch {
 	case len(sg.Using) > 0:
@@ -51,20 +59,48 @@ func (p *gmsParser) injectShowGrants(ctx context.Context, query string) (ast.Sta
 		if sg.For.AnyHost || host == "" {
 			host = "%"
 		}
-		known := user == n.user && host == n.host ||
-			host == "%" && p.engine.opts.KnownUser != nil && p.engine.opts.KnownUser(user)
-		if !known {
+		if user != n.user || host != n.host {
 			n.err = errNoGrant{user: user, host: host}
 		}
 		n.user, n.host = user, host
 	}
-	return ast.InjectedStatement{Statement: n}, true
+	return ast.InjectedStatement{Auth: injectedAuth, Statement: n}, true
+}
+
+// accountGrants is SHOW GRANTS [FOR account] of the mysql database.
+func (e *Engine) accountGrants(ctx *gms.Context, sg *ast.ShowGrants) *showGrantsNode {
+	db := e.privileges(ctx)
+	rd := db.Reader()
+	defer rd.Close()
+	self := db.GetUser(rd, ctx.Session.Client().User, ctx.Session.Client().Address, false)
+	n := &showGrantsNode{db: db}
+	if self != nil {
+		n.user, n.host = self.User, self.Host
+	}
+	switch {
+	case len(sg.Using) > 0:
+		n.err = fmt.Errorf("%w: SHOW GRANTS ... USING", ErrNotSupported)
+	case sg.For != nil && !sg.CurrentUser:
+		n.user, n.host = sg.For.Name, sg.For.Host
+		if sg.For.AnyHost || n.host == "" {
+			n.host = "%"
+		}
+		other := self == nil || n.user != self.User || n.host != self.Host
+		if other && !db.UserHasPrivileges(ctx, gms.NewPrivilegedOperation(gms.PrivilegeCheckSubject{Database: "mysql"}, gms.PrivilegeType_Select)) {
+			n.err = databaseDenied(ctx, "mysql")
+		} else if _, ok := rd.GetUser(mysql_db.UserPrimaryKey{User: n.user, Host: n.host}); !ok {
+			n.err = errNoGrant{user: n.user, host: n.host}
+		}
+	}
+	return n
 }
 
 // showGrantsNode answers SHOW GRANTS [FOR account] for one account.
 type showGrantsNode struct {
 	user, host string
 	err        error // the account does not exist, or USING
+	// db, when set, holds the account's grants.
+	db *mysql_db.MySQLDb
 }
 
 var (
@@ -89,9 +125,12 @@ func (n *showGrantsNode) Schema() gms.Schema {
 	return gms.Schema{{Name: "Grants for " + n.user + "@" + n.host, Type: types.LongText}}
 }
 
-func (n *showGrantsNode) RowIter(*gms.Context, gms.Row) (gms.RowIter, error) {
+func (n *showGrantsNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if n.err != nil {
 		return nil, n.err
+	}
+	if n.db != nil {
+		return rowexec.DefaultBuilder.Build(ctx, &plan.ShowGrants{For: &plan.UserName{Name: n.user, Host: n.host}, MySQLDb: n.db}, nil)
 	}
 	grant := "GRANT ALL PRIVILEGES ON *.* TO " + quoteAccountPart(n.user) + "@" + quoteAccountPart(n.host)
 	return gms.RowsToRowIter(gms.NewRow(grant)), nil

@@ -101,7 +101,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if pw := srv.GeneratedPassword(); pw != "" {
 		fmt.Fprintf(stdout, "lakesql: generated password for root: %s (shown once; its hash is in %s)\n",
-			pw, wire.UsersFile)
+			pw, wire.PrivilegesFile)
 	}
 	if cfg.TableRoot != "" {
 		fmt.Fprintf(stdout, "lakesql: relative Delta locations go under %s\n", cfg.TableRoot)

@@ -1,7 +1,7 @@
 // Package wire is lakesql's MySQL wire front: a go-mysql-server server over
 // the planner's engine, with one planner session per connection (so a
-// connection's transactions are lakesql epochs), a persisted user store
-// with mysql_native_password, optional TLS, and a graceful shutdown that
+// connection's transactions are lakesql epochs), accounts and privileges
+// (go-mysql-server's mysql database, persisted) with mysql_native_password, optional TLS, and a graceful shutdown that
 // lets a statement in flight (a COMMIT) finish and rolls back open
 // transactions.
 package wire
@@ -21,6 +21,7 @@ import (
 
 	gmsserver "github.com/dolthub/go-mysql-server/server"
 	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/netutil"
 	"github.com/dolthub/vitess/go/sqltypes"
@@ -108,7 +109,7 @@ type Server struct {
 	engine    *planner.Engine
 	srv       *gmsserver.Server
 	errs      *errorLog
-	users     *Users
+	accounts  *mysql_db.MySQLDb
 	hosts     *hostErrors
 	addr      net.Addr
 	generated string
@@ -141,7 +142,7 @@ func IsLoopback(listen string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// New opens the engine in cfg.DataDir, sets up the user store and listens.
+// New opens the engine in cfg.DataDir, loads the accounts and listens.
 // Serve accepts connections.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	users, err := LoadUsers(cfg.DataDir)
+	stored, err := readAccounts(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +173,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Listener != nil {
 		listen = cfg.Listener.Addr().String()
 	}
-	if !IsLoopback(listen) && cfg.RootPassword == "" && !users.Has(RootUser) {
-		return nil, ErrOpenServer
+	if !IsLoopback(listen) && cfg.RootPassword == "" {
+		if hasRoot, err := stored.hasRoot(); err != nil {
+			return nil, err
+		} else if !hasRoot {
+			return nil, ErrOpenServer
+		}
 	}
 
 	// Listen first: a busy port must fail before a password is generated
@@ -202,24 +207,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
-		KnownUser: users.Has, FlushHosts: hosts.flush,
+		FlushHosts: hosts.flush,
 	})
 	if err != nil {
 		l.Close()
 		return nil, err
 	}
-	// The user store lives in the data directory, which Open created.
-	var generated string
-	switch {
-	case cfg.RootPassword != "":
-		if !users.CheckPassword(RootUser, cfg.RootPassword) {
-			err = users.SetPassword(RootUser, cfg.RootPassword)
-		}
-	case !users.Has(RootUser):
-		if generated, err = generatePassword(); err == nil {
-			err = users.SetPassword(RootUser, generated)
-		}
-	}
+	// The accounts live in the data directory, which Open created. From
+	// here on every session with an account is held to its privileges.
+	accounts := eng.EnablePrivileges()
+	generated, err := stored.load(accounts, cfg.RootPassword)
 	if err != nil {
 		l.Close()
 		eng.Close()
@@ -242,7 +239,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		eng.Close()
 		return nil, err
 	}
-	s := &Server{engine: eng, users: users, generated: generated, hosts: hosts,
+	s := &Server{engine: eng, accounts: accounts, generated: generated, hosts: hosts,
 		errs: newErrorLog(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
 	scfg := gmsserver.Config{
 		Protocol:         "tcp",
@@ -255,10 +252,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Options: []gmsserver.Option{func(e *sqle.Engine, sm *gmsserver.SessionManager, h mysql.Handler) (*sqle.Engine, *gmsserver.SessionManager, mysql.Handler) {
 			return e, sm, &handler{Handler: h, s: s}
 		}},
-		// go-mysql-server hands vitess its own (disabled) user database as
-		// the AuthServer; lakesql's user store replaces it here.
+		// go-mysql-server hands vitess its mysql database as the
+		// AuthServer, which offers more plugins than lakesql's clients
+		// have always been answered with; authServer replaces it.
 		ProtocolListenerFactory: func(c gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
-			lc.AuthServer = loginWatch{AuthServer: &authServer{users: users}, hosts: hosts}
+			lc.AuthServer = loginWatch{AuthServer: &authServer{db: accounts}, hosts: hosts}
 			return gmsserver.MySQLProtocolListenerFactory(c, lc, sel)
 		},
 	}

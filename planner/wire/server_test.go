@@ -396,12 +396,12 @@ func TestRestartKeepsDataAndPassword(t *testing.T) {
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, UsersFile))
+	b, err := os.ReadFile(filepath.Join(dir, PrivilegesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(b), pw) || !strings.Contains(string(b), NativePasswordHash(pw)) {
-		t.Errorf("users.json should hold the hash only:\n%s", b)
+		t.Errorf("%s should hold the hash only:\n%q", PrivilegesFile, b)
 	}
 
 	ts := startServer(t, dir, "")
@@ -438,8 +438,8 @@ func TestBeyondLoopbackNeedsPassword(t *testing.T) {
 	if !errors.Is(err, ErrOpenServer) {
 		t.Fatalf("got %v, want ErrOpenServer", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, UsersFile)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a refused start wrote the user store: %v", err)
+	if _, err := os.Stat(filepath.Join(dir, PrivilegesFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused start wrote the accounts: %v", err)
 	}
 	for _, a := range []string{"127.0.0.1:3306", "[::1]:3306", "localhost:3306"} {
 		if !IsLoopback(a) {
@@ -660,7 +660,7 @@ func TestBusyPortStoresNoPassword(t *testing.T) {
 	if _, err := New(context.Background(), Config{Listen: l.Addr().String(), DataDir: dir}); err == nil {
 		t.Fatal("listening on a busy port succeeded")
 	}
-	if _, err := os.Stat(filepath.Join(dir, UsersFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, PrivilegesFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed start stored a password nobody saw: %v", err)
 	}
 }

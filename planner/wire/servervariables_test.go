@@ -103,12 +103,14 @@ func TestSetAndDoReportZeroRows(t *testing.T) {
 	}
 }
 
+// SHOW GRANTS tells each account's grants, read from the accounts; the
+// column is named after the account, as MySQL names it.
 func TestShowGrants(t *testing.T) {
 	ts := startServer(t, t.TempDir(), testPassword)
-	if err := ts.srv.users.SetPassword("bob", "bob-pw"); err != nil {
-		t.Fatal(err)
-	}
 	root := ts.db(testPassword)
+	mustExec(t, root, "CREATE USER bob IDENTIFIED BY 'bob-pw'")
+	mustExec(t, root, "GRANT SELECT ON lakesql.* TO bob")
+	mustExec(t, root, "GRANT INSERT ON lakesql.t TO bob")
 	bob, err := sql.Open("mysql", fmt.Sprintf("bob:bob-pw@tcp(%s)/lakesql?timeout=10s", ts.addr))
 	if err != nil {
 		t.Fatal(err)
@@ -123,42 +125,61 @@ func TestShowGrants(t *testing.T) {
 		cols, _ := rows.Columns()
 		return cols
 	}
+	bobGrants := [][]string{
+		{"GRANT USAGE ON *.* TO `bob`@`%`"},
+		{"GRANT SELECT ON `lakesql`.* TO `bob`@`%`"},
+		{"GRANT INSERT ON `lakesql`.`t` TO `bob`@`%`"},
+	}
 	for _, c := range []struct {
-		db    *sql.DB
-		query string
-		col   string
-		grant string
+		db     *sql.DB
+		query  string
+		col    string
+		grants [][]string
 	}{
-		{root, "SHOW GRANTS", "Grants for root@%", "GRANT ALL PRIVILEGES ON *.* TO `root`@`%`"},
-		{root, "SHOW GRANTS FOR CURRENT_USER()", "Grants for root@%", "GRANT ALL PRIVILEGES ON *.* TO `root`@`%`"},
-		{root, "SHOW GRANTS FOR 'bob'", "Grants for bob@%", "GRANT ALL PRIVILEGES ON *.* TO `bob`@`%`"},
-		{root, "SHOW GRANTS FOR 'bob'@'%'", "Grants for bob@%", "GRANT ALL PRIVILEGES ON *.* TO `bob`@`%`"},
-		{bob, "SHOW GRANTS", "Grants for bob@%", "GRANT ALL PRIVILEGES ON *.* TO `bob`@`%`"},
-		{bob, "SHOW GRANTS FOR root", "Grants for root@%", "GRANT ALL PRIVILEGES ON *.* TO `root`@`%`"},
+		{root, "SHOW GRANTS FOR 'bob'", "Grants for bob@%", bobGrants},
+		{root, "SHOW GRANTS FOR 'bob'@'%'", "Grants for bob@%", bobGrants},
+		{bob, "SHOW GRANTS", "Grants for bob@%", bobGrants},
+		{bob, "SHOW GRANTS FOR CURRENT_USER()", "Grants for bob@%", bobGrants},
+		{bob, "SHOW GRANTS FOR bob", "Grants for bob@%", bobGrants},
 	} {
-		if diff := cmp.Diff([][]string{{c.grant}}, queryStrings(t, c.db, c.query)); diff != "" {
+		if diff := cmp.Diff(c.grants, queryStrings(t, c.db, c.query)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.query, diff)
 		}
 		if diff := cmp.Diff([]string{c.col}, columns(c.db, c.query)); diff != "" {
 			t.Errorf("%s column (-want +got):\n%s", c.query, diff)
 		}
 	}
-	// Prepared (COM_STMT_PREPARE), SHOW GRANTS answers the same.
+	// root holds every privilege, with GRANT OPTION; prepared
+	// (COM_STMT_PREPARE), SHOW GRANTS answers the same.
 	st, err := ts.preparedDB().Prepare("SHOW GRANTS")
 	if err != nil {
 		t.Fatalf("prepare SHOW GRANTS: %v", err)
 	}
 	rows, err := st.Query()
-	if diff := cmp.Diff([][]string{{"GRANT ALL PRIVILEGES ON *.* TO `root`@`%`"}}, rowStrings(t, "prepared SHOW GRANTS", rows, err)); diff != "" {
-		t.Errorf("prepared SHOW GRANTS (-want +got):\n%s", diff)
-	}
+	got := rowStrings(t, "prepared SHOW GRANTS", rows, err)
 	st.Close()
+	if diff := cmp.Diff(queryStrings(t, root, "SHOW GRANTS"), got); diff != "" {
+		t.Errorf("prepared SHOW GRANTS (-text +prepared):\n%s", diff)
+	}
+	if len(got) == 0 || !strings.HasPrefix(got[0][0], "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP,") ||
+		!strings.HasSuffix(got[0][0], " ON *.* TO `root`@`%` WITH GRANT OPTION") {
+		t.Errorf("root's grants: %q", got)
+	}
+	if diff := cmp.Diff([]string{"Grants for root@%"}, columns(root, "SHOW GRANTS")); diff != "" {
+		t.Errorf("root's column (-want +got):\n%s", diff)
+	}
 	for _, q := range []string{"SHOW GRANTS FOR nobody", "SHOW GRANTS FOR 'root'@'localhost'"} {
 		_, err := root.Query(q)
 		me, _ := err.(*mysql.MySQLError)
 		if me == nil || me.Number != 1141 || string(me.SQLState[:]) != "42000" {
 			t.Errorf("%s: %v, want 1141 (42000)", q, err)
 		}
+	}
+	// Another account's grants need SELECT on the mysql database.
+	_, err = bob.Query("SHOW GRANTS FOR root")
+	me, _ := err.(*mysql.MySQLError)
+	if me == nil || me.Number != 1044 || string(me.SQLState[:]) != "42000" {
+		t.Errorf("bob: SHOW GRANTS FOR root: %v, want 1044 (42000)", err)
 	}
 }
 

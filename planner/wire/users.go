@@ -1,8 +1,18 @@
 package wire
 
-// The user store: DATA/users.json holds each user's mysql_native_password
-// hash, SHA1(SHA1(password)) written the way MySQL writes it ("*" and 40
-// upper-case hex digits). Passwords themselves are never stored.
+// Accounts. They are go-mysql-server's mysql database (sql/mysql_db:
+// CREATE USER, GRANT, REVOKE, roles), kept in DATA/privileges.db in
+// go-mysql-server's own serialisation, rewritten whole after each change
+// (a temporary file, synced, renamed over the old one). Passwords
+// themselves are never stored: an account holds its mysql_native_password
+// hash, "*" + hex(SHA1(SHA1(password))).
+//
+// Earlier versions kept users in DATA/users.json, every one of them
+// allowed everything. On the first start without privileges.db that file
+// is migrated: root becomes root@'%' with all privileges and GRANT OPTION,
+// every other user name@'%' with all privileges on *.* (what they had), each
+// with its password hash; the file is then renamed users.json.migrated,
+// kept as the record of what was migrated and never read again.
 
 import (
 	"crypto/rand"
@@ -18,36 +28,45 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"time"
 
+	gms "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/lakesql/lakesql/internal/fsync"
 )
 
-// UsersFile is the user store's file name in the data directory.
+// PrivilegesFile is the file in the data directory that holds the
+// accounts and their privileges.
+const PrivilegesFile = "privileges.db"
+
+// UsersFile is the user store of earlier versions, migrated into
+// PrivilegesFile on the first start and then renamed UsersFile+MigratedSuffix.
 const UsersFile = "users.json"
+
+// MigratedSuffix ends the name a migrated UsersFile is renamed to.
+const MigratedSuffix = ".migrated"
 
 // RootUser is the administrative user the server creates.
 const RootUser = "root"
 
-// User is one stored user.
-type User struct {
+// rootHost is root's host: root may connect from anywhere (a server
+// beyond loopback needs a root password, see ErrOpenServer).
+const rootHost = "%"
+
+// legacyUser is one user of UsersFile.
+type legacyUser struct {
 	Name string `json:"name"`
-	// Plugin is the authentication plugin: always mysql_native_password.
+	// Plugin is always mysql_native_password.
 	Plugin string `json:"plugin"`
 	// Hash is "*" + hex(SHA1(SHA1(password))), upper case.
 	Hash string `json:"hash"`
 }
 
-type usersFile struct {
-	Users []User `json:"users"`
-}
-
-// Users is the persisted user store.
-type Users struct {
-	path string
-	mu   sync.RWMutex
-	byID map[string]User
+type legacyUsersFile struct {
+	Users []legacyUser `json:"users"`
 }
 
 // NativePasswordHash returns MySQL's mysql_native_password hash of pw.
@@ -57,70 +76,176 @@ func NativePasswordHash(pw string) string {
 	return "*" + strings.ToUpper(hex.EncodeToString(h2[:]))
 }
 
-// LoadUsers reads DIR/users.json; a missing file is an empty store.
-func LoadUsers(dir string) (*Users, error) {
-	u := &Users{path: filepath.Join(dir, UsersFile), byID: map[string]User{}}
-	b, err := os.ReadFile(u.path)
+// storedAccounts is what the data directory holds: PrivilegesFile's
+// content, or else UsersFile's users (to migrate), or nothing.
+type storedAccounts struct {
+	dir    string
+	data   []byte
+	legacy []legacyUser
+}
+
+func readAccounts(dir string) (*storedAccounts, error) {
+	st := &storedAccounts{dir: dir}
+	b, err := os.ReadFile(filepath.Join(dir, PrivilegesFile))
+	switch {
+	case err == nil:
+		st.data = b
+		return st, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("lakesql: accounts: %w", err)
+	}
+	path := filepath.Join(dir, UsersFile)
+	b, err = os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return u, nil
+		return st, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lakesql: user store: %w", err)
 	}
-	var f usersFile
+	var f legacyUsersFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("lakesql: user store %s: %w", u.path, err)
+		return nil, fmt.Errorf("lakesql: user store %s: %w", path, err)
 	}
 	for _, x := range f.Users {
 		if _, err := decodeHash(x.Hash); err != nil {
-			return nil, fmt.Errorf("lakesql: user store %s: user %q: %w", u.path, x.Name, err)
+			return nil, fmt.Errorf("lakesql: user store %s: user %q: %w", path, x.Name, err)
 		}
-		u.byID[x.Name] = x
 	}
-	return u, nil
+	st.legacy = f.Users
+	return st, nil
 }
 
-// Has reports whether the user exists.
-func (u *Users) Has(name string) bool {
-	u.mu.RLock()
-	defer u.mu.RUnlock()
-	_, ok := u.byID[name]
-	return ok
-}
-
-// SetPassword stores name's password hash and saves the store.
-func (u *Users) SetPassword(name, pw string) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.byID[name] = User{Name: name, Plugin: string(mysql.MysqlNativePassword), Hash: NativePasswordHash(pw)}
-	return u.saveLocked()
-}
-
-// CheckPassword reports whether pw is name's password.
-func (u *Users) CheckPassword(name, pw string) bool {
-	u.mu.RLock()
-	x, ok := u.byID[name]
-	u.mu.RUnlock()
-	return ok && subtle.ConstantTimeCompare([]byte(x.Hash), []byte(NativePasswordHash(pw))) == 1
-}
-
-func (u *Users) saveLocked() error {
-	f := usersFile{}
-	for _, x := range u.byID {
-		f.Users = append(f.Users, x)
+// hasRoot reports whether the stored accounts include root.
+func (st *storedAccounts) hasRoot() (bool, error) {
+	if st.legacy != nil {
+		for _, u := range st.legacy {
+			if u.Name == RootUser {
+				return true, nil
+			}
+		}
+		return false, nil
 	}
-	b, err := json.MarshalIndent(f, "", "  ")
+	db := mysql_db.CreateEmptyMySQLDb()
+	if err := db.LoadData(gms.NewEmptyContext(), st.data); err != nil {
+		return false, fmt.Errorf("lakesql: accounts %s: %w", filepath.Join(st.dir, PrivilegesFile), err)
+	}
+	rd := db.Reader()
+	defer rd.Close()
+	_, ok := rd.GetUser(mysql_db.UserPrimaryKey{User: RootUser, Host: rootHost})
+	return ok, nil
+}
+
+// load puts the stored accounts into db (migrating UsersFile), sets root's
+// password (a given one, or a generated one when root is missing), and
+// makes db persist itself into the data directory from then on. It returns
+// the generated password, if any.
+func (st *storedAccounts) load(db *mysql_db.MySQLDb, rootPassword string) (generated string, err error) {
+	ctx := gms.NewEmptyContext()
+	db.SetPersister(filePersister{path: filepath.Join(st.dir, PrivilegesFile)})
+	if err := db.LoadData(ctx, st.data); err != nil {
+		return "", fmt.Errorf("lakesql: accounts %s: %w", filepath.Join(st.dir, PrivilegesFile), err)
+	}
+	ed := db.Editor()
+	defer ed.Close()
+	changed := st.data == nil && st.legacy != nil
+	for _, u := range st.legacy {
+		ed.PutUser(migratedUser(u))
+	}
+	rootKey := mysql_db.UserPrimaryKey{User: RootUser, Host: rootHost}
+	root, ok := ed.GetUser(rootKey)
+	switch {
+	case rootPassword != "":
+		if !ok || subtle.ConstantTimeCompare([]byte(root.AuthString), []byte(NativePasswordHash(rootPassword))) != 1 {
+			// The set finds an entry to replace by all its fields:
+			// the old one goes first.
+			ed.RemoveUser(rootKey)
+			ed.PutUser(rootUser(NativePasswordHash(rootPassword), root))
+			changed = true
+		}
+	case !ok:
+		if generated, err = generatePassword(); err != nil {
+			return "", err
+		}
+		ed.PutUser(rootUser(NativePasswordHash(generated), nil))
+		changed = true
+	}
+	if changed {
+		if err := db.Persist(ctx, ed); err != nil {
+			return "", err
+		}
+	}
+	if st.legacy != nil {
+		old := filepath.Join(st.dir, UsersFile)
+		if err := os.Rename(old, old+MigratedSuffix); err != nil {
+			return "", fmt.Errorf("lakesql: user store: %w", err)
+		}
+	}
+	return generated, nil
+}
+
+// rootUser is root@'%' with every privilege and the given hash; old, when
+// set, is the account it replaces (its other fields are kept).
+func rootUser(hash string, old *mysql_db.User) *mysql_db.User {
+	u := &mysql_db.User{
+		User:         RootUser,
+		Host:         rootHost,
+		PrivilegeSet: mysql_db.NewPrivilegeSetWithAllPrivileges(),
+		Plugin:       string(mysql.MysqlNativePassword),
+		IsSuperUser:  true,
+	}
+	if old != nil {
+		c := *old
+		u = &c
+	}
+	u.AuthString = hash
+	u.PasswordLastChanged = time.Now().UTC()
+	return u
+}
+
+// migratedUser is a user of UsersFile as an account: root as rootUser,
+// any other with every privilege on *.* but GRANT OPTION, as before.
+func migratedUser(x legacyUser) *mysql_db.User {
+	if x.Name == RootUser {
+		return rootUser(x.Hash, nil)
+	}
+	ps := mysql_db.NewPrivilegeSetWithAllPrivileges()
+	ps.RemoveGlobalStatic(gms.PrivilegeType_GrantOption)
+	return &mysql_db.User{
+		User:                x.Name,
+		Host:                rootHost,
+		PrivilegeSet:        ps,
+		Plugin:              string(mysql.MysqlNativePassword),
+		AuthString:          x.Hash,
+		PasswordLastChanged: time.Now().UTC(),
+	}
+}
+
+// filePersister writes the serialised accounts to path atomically.
+type filePersister struct{ path string }
+
+func (p filePersister) Persist(_ *gms.Context, data []byte) error {
+	tmp := p.path + ".tmp"
+	if err := writeSynced(tmp, data); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("lakesql: accounts: %w", err)
+	}
+	if err := os.Rename(tmp, p.path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("lakesql: accounts: %w", err)
+	}
+	if err := fsync.Dir(filepath.Dir(p.path)); err != nil {
+		return fmt.Errorf("lakesql: accounts: %w", err)
+	}
+	return nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	tmp := u.path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("lakesql: user store: %w", err)
-	}
-	if err := os.Rename(tmp, u.path); err != nil {
-		return fmt.Errorf("lakesql: user store: %w", err)
-	}
-	return nil
+	_, werr := f.Write(data)
+	return errors.Join(werr, f.Sync(), f.Close())
 }
 
 func decodeHash(s string) ([]byte, error) {
@@ -144,10 +269,12 @@ func generatePassword() (string, error) {
 	return string(out), nil
 }
 
-// The vitess side: an AuthServer offering mysql_native_password, checking
-// the client's scramble against the stored hash.
+// The vitess side: an AuthServer offering mysql_native_password alone (as
+// before the accounts moved into the mysql database; a client that asks
+// for caching_sha2_password is switched to it), checking the client's
+// scramble against the account's hash.
 
-type authServer struct{ users *Users }
+type authServer struct{ db *mysql_db.MySQLDb }
 
 func (a *authServer) AuthMethods() []mysql.AuthMethod {
 	return []mysql.AuthMethod{mysql.NewMysqlNativeAuthMethod(a, a)}
@@ -162,17 +289,40 @@ func (a *authServer) DefaultAuthMethodDescription() mysql.AuthMethodDescription 
 func (a *authServer) HandleUser(string, net.Addr) bool { return true }
 
 // UserEntryWithHash implements mysql.HashStorage.
-func (a *authServer) UserEntryWithHash(_ []*x509.Certificate, salt []byte, user string, authResponse []byte, _ net.Addr) (mysql.Getter, error) {
-	a.users.mu.RLock()
-	x, ok := a.users.byID[user]
-	a.users.mu.RUnlock()
-	if ok {
-		if h, err := decodeHash(x.Hash); err == nil && mysql.VerifyHashedMysqlNativePassword(authResponse, salt, h) {
+func (a *authServer) UserEntryWithHash(_ []*x509.Certificate, salt []byte, user string, authResponse []byte, addr net.Addr) (mysql.Getter, error) {
+	rd := a.db.Reader()
+	u := a.db.GetUser(rd, user, addrHost(addr), false)
+	rd.Close()
+	if u != nil && !u.Locked && !u.IsRole && u.Plugin == string(mysql.MysqlNativePassword) {
+		if u.AuthString == "" {
+			if len(authResponse) == 0 {
+				return userData(user), nil
+			}
+		} else if h, err := decodeHash(u.AuthString); err == nil && mysql.VerifyHashedMysqlNativePassword(authResponse, salt, h) {
 			return userData(user), nil
 		}
 	}
 	return nil, mysql.NewSQLError(mysql.ERAccessDeniedError, mysql.SSAccessDeniedError,
 		"Access denied for user '%v' (using password: %s)", user, yesNo(len(authResponse) > 0))
+}
+
+// addrHost is the host an account's host is matched against: the
+// client's IP address (go-mysql-server's mysql database takes 127.0.0.1
+// and ::1 for localhost).
+func addrHost(addr net.Addr) string {
+	switch a := addr.(type) {
+	case *net.TCPAddr:
+		return a.IP.String()
+	case *net.UnixAddr:
+		return "localhost"
+	}
+	if addr == nil {
+		return ""
+	}
+	if h, _, err := net.SplitHostPort(addr.String()); err == nil {
+		return h
+	}
+	return addr.String()
 }
 
 func yesNo(b bool) string {
