@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
@@ -33,6 +34,10 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
+	case errors.Is(err, delta.ErrPathOutsideTable):
+		// MySQL's code for a file outside --secure-file-priv: a table's
+		// log named a file outside the table and the allowed roots.
+		code = mysql.EROptionPreventsStatement
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
 		code = mysql.ERNotSupportedYet
