@@ -212,4 +212,3 @@ func logpathsRows(t *testing.T, rows *sql.Rows) string {
 	}
 	return fmt.Sprint(out)
 }
-
