@@ -69,15 +69,19 @@ type pathRules struct {
 	realRoots   []string // localRoots with symlinks followed, once needed
 }
 
-func (t *Table) rules() *pathRules {
-	r := &pathRules{root: strings.TrimSuffix(t.store.URI(), "/")}
+func (t *Table) rules() *pathRules { return newPathRules(t.store.URI(), t.allowedRoots) }
+
+// newPathRules are the rules of a table at uri (a Storage URI) opened with
+// the allowed roots.
+func newPathRules(uri string, allowedRoots []string) *pathRules {
+	r := &pathRules{root: strings.TrimSuffix(uri, "/")}
 	r.local = !strings.Contains(r.root, "://")
 	if r.local {
 		r.localRoots = append(r.localRoots, filepath.Clean(filepath.FromSlash(r.root)))
 	} else {
 		r.objectRoots = append(r.objectRoots, r.root)
 	}
-	for _, a := range t.allowedRoots {
+	for _, a := range allowedRoots {
 		if strings.Contains(a, "://") {
 			r.objectRoots = append(r.objectRoots, strings.TrimSuffix(a, "/"))
 		} else if filepath.IsAbs(a) {
@@ -185,6 +189,13 @@ func (r *pathRules) allowed(pl place) bool {
 				return true
 			}
 		}
+		// A root may be named through a symlink, and the log name its
+		// target.
+		for _, root := range r.resolvedRoots() {
+			if within(root, pl.local) {
+				return true
+			}
+		}
 		return false
 	}
 	for _, root := range r.objectRoots {
@@ -214,6 +225,19 @@ func (r *pathRules) check(what, p string, version int64) (place, error) {
 	return pl, nil
 }
 
+// resolvedRoots are the local roots with their symlinks followed.
+func (r *pathRules) resolvedRoots() []string {
+	r.realOnce.Do(func() {
+		for _, root := range r.localRoots {
+			if rr, err := filepath.EvalSymlinks(root); err == nil {
+				root = rr
+			}
+			r.realRoots = append(r.realRoots, root)
+		}
+	})
+	return r.realRoots
+}
+
 // real returns the local file path with every symlink followed, refusing
 // it when that leads outside the table and the allowed roots (each with
 // its own symlinks followed). A file that does not exist is returned as
@@ -226,15 +250,7 @@ func (r *pathRules) real(what, p, local string, version int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", what, p, err)
 	}
-	r.realOnce.Do(func() {
-		for _, root := range r.localRoots {
-			if rr, err := filepath.EvalSymlinks(root); err == nil {
-				root = rr
-			}
-			r.realRoots = append(r.realRoots, root)
-		}
-	})
-	for _, root := range r.realRoots {
+	for _, root := range r.resolvedRoots() {
 		if within(root, resolved) {
 			return resolved, nil
 		}
