@@ -211,7 +211,7 @@ func TestConfineAllowed(t *testing.T) {
 	}
 	cfForge(t, store,
 		cfRemove(data), cfAdd("file://"+own), // the same file by its URI
-		cfAdd("./sub/../alias.parquet"),       // a symlink that stays inside
+		cfAdd("./sub/../alias.parquet"), // a symlink that stays inside
 		cfAdd("file://"+filepath.Join(outside, "gone.parquet")))
 	cfForge(t, store, cfRemove(filepath.Join(outside, "gone.parquet")))
 	if n, err := cfRead(t, NewTable(store)); err != nil || n != 20 {
