@@ -178,7 +178,7 @@ func init() {
 				a := v.add(v.dataFile)
 				a["add"].(map[string]any)["deletionVector"] = map[string]any{"storageType": "p",
 					"pathOrInlineDv": "file://" + filepath.Join(h.outside, "secret.txt"),
-					"offset": 1, "sizeInBytes": 8, "cardinality": 1}
+					"offset":         1, "sizeInBytes": 8, "cardinality": 1}
 				return []map[string]any{a}, nil
 			})},
 		hostileProbe{name: "logpaths/remove-outside", want: 1290, run: logpathsProbe(
