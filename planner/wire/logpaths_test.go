@@ -155,6 +155,7 @@ func TestLogPathsConfined(t *testing.T) {
 					}
 					t.Fatalf("%s = %s, want error 1290", q, got)
 				}
+				t.Logf("%s: %v", q, err)
 				if code := mysqlCode(err); code != 1290 {
 					t.Fatalf("%s: %v (code %d), want 1290", q, err, code)
 				}

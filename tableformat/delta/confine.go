@@ -44,10 +44,15 @@ type OutsidePathError struct {
 	Resolved string // where it leads (after symlinks, when Symlink)
 	Version  int64  // the log version that names it, or the snapshot's version when found at read time
 	Symlink  bool   // the path was inside, a symlink led out
+	Climbs   bool   // a relative path that climbs above the table with ".."
 	Root     string // the table's location
 }
 
 func (e *OutsidePathError) Error() string {
+	if e.Climbs {
+		return fmt.Sprintf("%v: %s %q named at version %d climbs above the table %s with \"..\"",
+			ErrPathOutsideTable, e.What, e.Path, e.Version, e.Root)
+	}
 	how := "leads to"
 	if e.Symlink {
 		how = "resolves through a symlink to"
@@ -144,7 +149,7 @@ func (r *pathRules) place(what, p string, version int64) (place, error) {
 		return r.localPlace(rel), nil
 	}
 	if climbs(rel) {
-		return place{}, outside(r.root + "/" + rel)
+		return place{}, &OutsidePathError{What: what, Path: p, Resolved: path.Join(r.root, rel), Version: version, Climbs: true, Root: r.root}
 	}
 	rel = path.Clean(rel)
 	if r.local {
