@@ -11,6 +11,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/delta"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
@@ -34,9 +35,10 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
-	case errors.Is(err, delta.ErrPathOutsideTable):
+	case errors.Is(err, delta.ErrPathOutsideTable), errors.Is(err, icetable.ErrPathOutsideTable):
 		// MySQL's code for a file outside --secure-file-priv: a table's
-		// log named a file outside the table and the allowed roots.
+		// log or manifest named a file outside the table and the allowed
+		// roots.
 		code = mysql.EROptionPreventsStatement
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
