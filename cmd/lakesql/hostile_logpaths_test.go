@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/apache/iceberg-go/table"
+
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // Hostile probes of issue 15 item 1: a Delta log that names files outside
@@ -144,8 +150,69 @@ func logpathsProbe(forge func(h *hostileEnv, v *logpathsVictim) ([]map[string]an
 	}
 }
 
+// logpathsIceberg adds a Parquet file outside every root, holding the
+// canary row, to an Iceberg sink's table through the data directory's
+// SQLite catalog, as another catalog client could; reading the sink must
+// fail with 1290.
+func logpathsIceberg(h *hostileEnv) error {
+	n := logpathsSeq.Add(1)
+	name := fmt.Sprintf("logpaths_i%d", n)
+	for _, q := range []string{
+		fmt.Sprintf("CREATE SINK %s INTO ICEBERG 'hostile.%s' (id BIGINT, v VARCHAR(64))", name, name),
+		fmt.Sprintf("INSERT INTO %s VALUES (1, 'inside')", name),
+	} {
+		if err := h.exec(q); err != nil {
+			return h.wrong("setup %s: %v", q, err)
+		}
+	}
+	defer h.exec("DROP SINK IF EXISTS " + name)
+	out := filepath.Join(h.t.TempDir(), "x.parquet")
+	duck, err := sql.Open("duckdb", "")
+	if err != nil {
+		return h.wrong("setup: %v", err)
+	}
+	defer duck.Close()
+	if _, err := duck.ExecContext(h.ctx, fmt.Sprintf("COPY (SELECT 666::BIGINT AS id, '%s' AS v) TO '%s' (FORMAT parquet, FIELD_IDS {id: 1, v: 2})",
+		hostileOutsideCanary, out)); err != nil {
+		return h.wrong("setup: %v", err)
+	}
+	if err := logpathsIcebergAdd(h.ctx, h.data, table.Identifier{"hostile", name}, out); err != nil {
+		return h.wrong("forge: %v", err)
+	}
+	rows, err := h.query("SELECT id, v FROM " + name)
+	if err != nil {
+		if strings.Contains(err.Error(), hostileOutsideCanary) {
+			return h.escaped("the error shows the outside file's row: %v", err)
+		}
+		return err
+	}
+	if strings.Contains(fmt.Sprint(rows), hostileOutsideCanary) {
+		return h.escaped("read the outside file's row: %v", rows)
+	}
+	return h.wrong("the forged manifest read without an error: %v", rows)
+}
+
+func logpathsIcebergAdd(ctx context.Context, data string, ident table.Identifier, file string) error {
+	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: data})
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return err
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.AddFiles(ctx, []string{file}, nil, false); err != nil {
+		return err
+	}
+	_, err = txn.Commit(ctx)
+	return err
+}
+
 func init() {
 	registerHostile(
+		hostileProbe{name: "logpaths/iceberg-add-outside", want: 1290, run: logpathsIceberg},
 		hostileProbe{name: "logpaths/add-absolute-uri", want: 1290, run: logpathsProbe(
 			func(h *hostileEnv, v *logpathsVictim) ([]map[string]any, error) {
 				return []map[string]any{v.add("file://" + v.outFile)}, nil
