@@ -165,7 +165,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("lakesql: DuckDB settings: %w", err)
 	}
-	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{BackgroundCheckpoints: true}), sinks: map[string]*sinkHandle{}}
+	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{BackgroundCheckpoints: true, AllowedRoots: opts.AllowedRoots}), sinks: map[string]*sinkHandle{}}
 	for _, r := range records {
 		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
 		st, perr := Parse(r.Statement)

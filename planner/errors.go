@@ -10,6 +10,8 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/tableformat/delta"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
@@ -44,6 +46,11 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
+	case errors.Is(err, delta.ErrPathOutsideTable), errors.Is(err, icetable.ErrPathOutsideTable):
+		// MySQL's code for a file outside --secure-file-priv: a table's
+		// log or manifest named a file outside the table and the allowed
+		// roots.
+		code = mysql.EROptionPreventsStatement
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
 		code = mysql.ERNotSupportedYet

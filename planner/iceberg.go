@@ -97,7 +97,7 @@ func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (
 			// The catalog's own errors never show its secrets.
 			return nil, fmt.Errorf("%w: %w", errCatalog, err)
 		}
-		return &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{})}, nil
+		return &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{AllowedRoots: e.opts.AllowedRoots})}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func (e *Engine) deltaProvider(storage map[string]string) (*deltalake.Provider, 
 			return nil, fmt.Errorf("%w: %w", ErrOption, err)
 		}
 		opts.CacheDir = filepath.Join(e.opts.DataDir, "cache")
-		return deltalake.New(e.db, deltalake.Options{ObjectStorage: opts, BackgroundCheckpoints: true}), nil
+		return deltalake.New(e.db, deltalake.Options{ObjectStorage: opts, BackgroundCheckpoints: true, AllowedRoots: e.opts.AllowedRoots}), nil
 	})
 }
 

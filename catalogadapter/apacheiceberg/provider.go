@@ -59,6 +59,11 @@ type Options struct {
 	// IcebergGoWriter makes StageSQL always write through iceberg-go's
 	// writer, never DuckDB's COPY (for measurements and comparisons).
 	IcebergGoWriter bool
+	// AllowedRoots are where, besides a table's location, the data and
+	// delete files its manifests name may be (absolute local directories,
+	// object storage locations); a scan naming any other file fails with
+	// icetable.ErrPathOutsideTable.
+	AllowedRoots []string
 }
 
 // Provider serves the tables of one Iceberg catalog. It holds no table

@@ -126,7 +126,8 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 	if err != nil {
 		return "", err
 	}
-	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths, CacheDir: p.cat.CacheDir()})
+	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths, CacheDir: p.cat.CacheDir(),
+		AllowedRoots: p.opts.AllowedRoots})
 	if err != nil {
 		return "", fmt.Errorf("scan %s: %w", id, mapErr(err))
 	}

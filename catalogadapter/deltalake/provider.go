@@ -70,6 +70,11 @@ type Options struct {
 	// Close waits for them. A checkpoint re-reads and rewrites the table's
 	// state: for a small commit, several times the commit's own work.
 	BackgroundCheckpoints bool
+	// AllowedRoots are where, besides a table's own location, the data
+	// files and deletion vectors its log names may be: absolute local
+	// directories and canonical object storage locations. A table whose
+	// log names a file anywhere else is refused (delta.ErrPathOutsideTable).
+	AllowedRoots []string
 }
 
 // Provider serves Delta tables named by their absolute directory path. Any
@@ -175,7 +180,7 @@ func (p *Provider) table(id catalogadapter.TableIdent) (*delta.Table, string, er
 	if p.opts.WrapStorage != nil {
 		store = p.opts.WrapStorage(store)
 	}
-	return delta.NewTable(store), path, nil
+	return delta.OpenTable(store, delta.TableOptions{AllowedRoots: p.opts.AllowedRoots}), path, nil
 }
 
 // objectStore returns the open store of loc, opening it on first use.

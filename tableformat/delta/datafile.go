@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lakesql/lakesql/internal/fsync"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -69,7 +70,7 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	}
 	store := s.table.store
 	root := store.StagingDir()
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, fsync.DirMode); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
 	token := strings.ReplaceAll(uuid.NewString(), "-", "")[:12]

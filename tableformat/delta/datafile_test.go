@@ -53,7 +53,8 @@ func TestWriteFilesStatsAndPartitions(t *testing.T) {
 			key = *v
 		}
 		byPart[key] = a
-		p, err := NewTable(store).filePath(context.Background(), a.Path)
+		tbl := NewTable(store)
+		p, err := tbl.dataFile(context.Background(), tbl.rules(), a.Path, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

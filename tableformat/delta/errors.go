@@ -30,6 +30,12 @@ var (
 	ErrCommitUnknown = errors.New("Delta commit state unknown")
 	// ErrTableExists is returned by Create when the location already holds a table.
 	ErrTableExists = errors.New("Delta table already exists")
+	// ErrPathOutsideTable marks a log that names a data file, change data
+	// file or deletion vector outside the table's location and the allowed
+	// roots it was opened with (OpenTable), directly, through ".." or
+	// through a symlink. The table is refused rather than read.
+	// *OutsidePathError carries the path and the version.
+	ErrPathOutsideTable = errors.New("path outside the table")
 )
 
 // UnsupportedError names the feature that made us refuse a table.

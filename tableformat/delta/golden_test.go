@@ -238,7 +238,7 @@ func describe(ctx context.Context, db *sql.DB, query string) ([]colType, error) 
 
 func dataFilesPresent(s *Snapshot) bool {
 	for _, f := range s.Files() {
-		p, err := s.Table().filePath(context.Background(), f.Path)
+		p, err := s.Table().dataFile(context.Background(), s.Table().rules(), f.Path, s.Version)
 		if err != nil {
 			return false
 		}

@@ -3,6 +3,7 @@ package delta
 import (
 	"net/url"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -18,29 +19,52 @@ type logState struct {
 	tombstones map[string]*Remove
 	txns       map[string]Txn
 	domains    map[string]DomainMetadata
+
+	rules *pathRules
+	// outside holds the live files whose path or deletion vector leads
+	// outside the table and the allowed roots, by key. A later remove may
+	// still take one out (a table can name such a file and remove it);
+	// any left when replay ends fail it (confined).
+	outside map[string]*OutsidePathError
 }
 
-func newLogState(root string) *logState {
+func newLogState(t *Table) *logState {
 	return &logState{
-		root:       strings.TrimSuffix(root, "/"),
+		root:       strings.TrimSuffix(t.store.URI(), "/"),
 		files:      map[string]*Add{},
 		tombstones: map[string]*Remove{},
 		txns:       map[string]Txn{},
 		domains:    map[string]DomainMetadata{},
+		rules:      t.rules(),
+		outside:    map[string]*OutsidePathError{},
 	}
 }
 
-func (st *logState) apply(actions []Action) {
+// apply applies the actions of the log entry, or checkpoint, of version.
+// It fails on a path that climbs out of the table, and on a remove, other
+// than a checkpoint's tombstone, of a file outside the table that no add
+// named: such a remove can only be forged.
+func (st *logState) apply(version int64, actions []Action, checkpoint bool) error {
 	for _, a := range actions {
 		switch {
 		case a.Add != nil:
 			k := st.fileKey(a.Add.Path, a.Add.DeletionVector)
+			if err := st.confineAdd(k, a.Add, version); err != nil {
+				return err
+			}
 			st.files[k] = a.Add
 			delete(st.tombstones, k)
 		case a.Remove != nil:
 			k := st.fileKey(a.Remove.Path, a.Remove.DeletionVector)
+			if err := st.confineRemove(k, a.Remove, version, checkpoint); err != nil {
+				return err
+			}
 			delete(st.files, k)
 			st.tombstones[k] = a.Remove
+		case a.CDC != nil:
+			if _, err := st.rules.check("change data file", a.CDC.Path, version); err != nil {
+				return err
+			}
 		case a.MetaData != nil:
 			st.metadata = a.MetaData
 		case a.Protocol != nil:
@@ -55,6 +79,61 @@ func (st *logState) apply(actions []Action) {
 			}
 		}
 	}
+	return nil
+}
+
+// confineAdd notes whether the add's file, or its 'p' deletion vector,
+// lies outside; a path that climbs out fails at once.
+func (st *logState) confineAdd(k string, a *Add, version int64) error {
+	delete(st.outside, k)
+	pl, err := st.rules.place("data file", a.Path, version)
+	if err != nil {
+		return err
+	}
+	if !st.rules.allowed(pl) {
+		st.outside[k] = &OutsidePathError{What: "data file", Path: a.Path, Resolved: pl.String(), Version: version, Root: st.root}
+		return nil
+	}
+	if d := a.DeletionVector; d != nil && d.StorageType == "p" {
+		// A 'p' path that is not a local file fails when it is loaded.
+		if p, err := deletionVectorLocalPath(d.PathOrInlineDv); err == nil {
+			if pl := (place{local: filepath.Clean(p)}); !st.rules.allowed(pl) {
+				st.outside[k] = &OutsidePathError{What: "deletion vector", Path: d.PathOrInlineDv, Resolved: pl.local, Version: version, Root: st.root}
+			}
+		}
+	}
+	return nil
+}
+
+func (st *logState) confineRemove(k string, r *Remove, version int64, checkpoint bool) error {
+	pl, err := st.rules.place("removed file", r.Path, version)
+	if err != nil {
+		return err
+	}
+	if _, ok := st.outside[k]; ok {
+		delete(st.outside, k)
+		return nil
+	}
+	// A checkpoint's tombstones remove nothing: its adds are the live set.
+	if checkpoint || st.rules.allowed(pl) {
+		return nil
+	}
+	return &OutsidePathError{What: "removed file", Path: r.Path, Resolved: pl.String(), Version: version, Root: st.root}
+}
+
+// confined fails when replay left a live file outside the table: the
+// first by version, then path.
+func (st *logState) confined() error {
+	var first *OutsidePathError
+	for _, e := range st.outside {
+		if first == nil || e.Version < first.Version || (e.Version == first.Version && e.Path < first.Path) {
+			first = e
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return nil
 }
 
 func (st *logState) snapshot(t *Table, seg segment) *Snapshot {

@@ -55,7 +55,7 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		parts[c] = true
 	}
 	var plain, withDV []*Add
-	paths, err := s.table.localPaths(ctx, files)
+	paths, err := s.table.localPaths(ctx, files, s.Version)
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +115,11 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s') AS d", sqlList(ps), readOpts, fileColumn)
 		branches = append(branches, branch(sel, from, pkeys, plain, paths, ""))
 	}
+	rules := s.table.rules()
 	for _, f := range withDV {
+		if err := rules.checkDeletionVector(f.DeletionVector, s.Version); err != nil {
+			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
+		}
 		rows, err := LoadDeletionVector(ctx, s.table.store, f.DeletionVector)
 		if err != nil {
 			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
@@ -380,12 +384,14 @@ func linkChildren(elems []schemaElement, i int) (int, error) {
 }
 
 // localPaths resolves the files to local paths, fetching several at a
-// time from object storage (filecache.ForEach).
-func (t *Table) localPaths(ctx context.Context, files []*Add) (map[*Add]string, error) {
-	if !strings.Contains(t.store.URI(), "://") {
+// time from object storage (filecache.ForEach). version is the
+// snapshot's, for errors.
+func (t *Table) localPaths(ctx context.Context, files []*Add, version int64) (map[*Add]string, error) {
+	r := t.rules()
+	if r.local {
 		out := make(map[*Add]string, len(files))
 		for _, f := range files {
-			p, err := t.filePath(ctx, f.Path)
+			p, err := t.dataFile(ctx, r, f.Path, version)
 			if err != nil {
 				return nil, err
 			}
@@ -396,7 +402,7 @@ func (t *Table) localPaths(ctx context.Context, files []*Add) (map[*Add]string, 
 	var mu sync.Mutex
 	out := make(map[*Add]string, len(files))
 	err := filecache.ForEach(ctx, files, func(f *Add) error {
-		p, err := t.filePath(ctx, f.Path)
+		p, err := t.dataFile(ctx, r, f.Path, version)
 		if err != nil {
 			return err
 		}
@@ -424,31 +430,10 @@ func (t *Table) fileKey(p string) (string, error) {
 	if strings.HasPrefix(rel, "/") {
 		return "", fmt.Errorf("%s is not relative to the table", p)
 	}
+	if climbs(rel) {
+		return "", fmt.Errorf("%s climbs out of the table", p)
+	}
 	return rel, nil
-}
-
-// filePath resolves an add action's path to a local file path: files of
-// the table's own storage through LocalFile (a download on object
-// storage), absolute file URIs and paths as they are.
-func (t *Table) filePath(ctx context.Context, p string) (string, error) {
-	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
-		root := t.store.URI()
-		if u.Scheme != "file" {
-			if rel, ok := strings.CutPrefix(CanonicalPath(root, p), strings.TrimSuffix(root, "/")+"/"); ok && strings.Contains(root, "://") {
-				return t.store.LocalFile(ctx, rel)
-			}
-			return "", unsupported("data file on %q storage: %s", u.Scheme, p)
-		}
-		return u.Path, nil
-	}
-	rel, err := url.PathUnescape(p)
-	if err != nil {
-		return "", corrupt("data file path %q: %v", p, err)
-	}
-	if strings.HasPrefix(rel, "/") {
-		return rel, nil
-	}
-	return t.store.LocalFile(ctx, rel)
 }
 
 // prepareSQL is what PrepareDuckDB runs. SET GLOBAL covers the sessions

@@ -17,9 +17,13 @@ import (
 // caller kept, after checking it against the log).
 type Table struct {
 	store Storage
+	// allowedRoots are where, besides the table's location, the files its
+	// log names may be (OpenTable).
+	allowedRoots []string
 }
 
-// NewTable returns the table stored in store. It does not touch storage;
+// NewTable returns the table stored in store, reading only files inside
+// its location (OpenTable allows more roots). It does not touch storage;
 // Snapshot tells whether a table is there.
 func NewTable(store Storage) *Table { return &Table{store: store} }
 
@@ -116,14 +120,16 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 	if err != nil {
 		return nil, err
 	}
-	st := newLogState(t.store.URI())
+	st := newLogState(t)
 	var last []byte // the log entry of seg.version, for the snapshot's ident
 	if len(seg.checkpoint) > 0 {
 		actions, err := t.readCheckpoint(ctx, seg.checkpoint, !withTombstones)
 		if err != nil {
 			return nil, fmt.Errorf("read checkpoint %d: %w", seg.checkpointVersion, err)
 		}
-		st.apply(actions)
+		if err := st.apply(seg.checkpointVersion, actions, true); err != nil {
+			return nil, fmt.Errorf("read checkpoint %d: %w", seg.checkpointVersion, err)
+		}
 	}
 	for _, c := range seg.commits {
 		data := c.data
@@ -136,8 +142,13 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 		if err != nil {
 			return nil, err
 		}
-		st.apply(actions)
+		if err := st.apply(c.version, actions, false); err != nil {
+			return nil, err
+		}
 		last = data
+	}
+	if err := st.confined(); err != nil {
+		return nil, err
 	}
 	haveLast := len(seg.commits) > 0
 	if !haveLast {

@@ -97,7 +97,7 @@ func (s *LocalStorage) LocalFile(_ context.Context, key string) (string, error) 
 func (s *LocalStorage) PutFile(_ context.Context, key, path string) error {
 	dst := s.LocalPath(key)
 	if filepath.Clean(path) != dst {
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), fsync.DirMode); err != nil {
 			return fmt.Errorf("put %s: %w", key, err)
 		}
 		if err := os.Rename(path, dst); err != nil {
@@ -221,11 +221,11 @@ func (s *LocalStorage) Delete(_ context.Context, key string) error {
 
 func (s *LocalStorage) writeTemp(path string, data []byte) (string, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, fsync.DirMode); err != nil {
 		return "", err
 	}
 	// A leading dot keeps temp files out of listings by Delta readers.
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := fsync.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return "", err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"sort"
-	"strings"
 )
 
 // maxUpdateCommits bounds how many new commits Update applies one by one;
@@ -87,13 +86,10 @@ func entryIdent(data []byte) *[sha256.Size]byte {
 // s's state without reading anything; ident is the last commit's. The
 // cost follows the live files (a map copy), not the size of the checkpoint.
 func (s *Snapshot) advance(t *Table, commits []Commit, ident *[sha256.Size]byte) (*Snapshot, error) {
-	st := &logState{
-		root:       strings.TrimSuffix(t.store.URI(), "/"),
-		files:      maps.Clone(s.byKey),
-		tombstones: map[string]*Remove{},
-		txns:       maps.Clone(s.txns),
-		domains:    maps.Clone(s.domains),
-	}
+	// s has no file outside the table: its replay would have failed.
+	st := newLogState(t)
+	st.files = maps.Clone(s.byKey)
+	st.txns, st.domains = maps.Clone(s.txns), maps.Clone(s.domains)
 	if st.txns == nil {
 		st.txns = map[string]Txn{}
 	}
@@ -115,7 +111,12 @@ func (s *Snapshot) advance(t *Table, commits []Commit, ident *[sha256.Size]byte)
 				touched[st.fileKey(a.Remove.Path, a.Remove.DeletionVector)] = true
 			}
 		}
-		st.apply(c.Actions)
+		if err := st.apply(c.Version, c.Actions, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := st.confined(); err != nil {
+		return nil, err
 	}
 	// The sorted file list is s's minus what the commits replaced or
 	// removed, merged with what they added: no re-sort of every file.

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/lakesql/lakesql/internal/fsync"
 )
 
 // Path is where the copy of the file named rel (slash-separated) lives
@@ -40,10 +42,10 @@ func Hashed(dir, name string) string {
 // place once fill succeeded: processes sharing the cache never see half a
 // file, and a failed fill leaves nothing.
 func Fill(dst string, fill func(w io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), fsync.DirMode); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
+	tmp, err := fsync.CreateTemp(filepath.Dir(dst), ".download-")
 	if err != nil {
 		return err
 	}

@@ -24,4 +24,8 @@ var (
 	ErrTableExists = errors.New("Iceberg table already exists")
 	// ErrInvalid: the request itself is malformed.
 	ErrInvalid = errors.New("invalid Iceberg request")
+	// ErrPathOutsideTable: a manifest names a data or delete file outside
+	// the table's location and the allowed roots (ScanOptions), directly
+	// or through a symlink; the scan is refused rather than read it.
+	ErrPathOutsideTable = errors.New("path outside the table")
 )

@@ -23,6 +23,11 @@ type ScanOptions struct {
 	// table not on the local file system, which the scan downloads before
 	// it returns ("": DefaultCacheDir). See remote.go.
 	CacheDir string
+	// AllowedRoots are where, besides the table's location, the files its
+	// manifests name may be: absolute local directories and object storage
+	// locations (s3://bucket/prefix). Any other file fails the scan with
+	// ErrPathOutsideTable.
+	AllowedRoots []string
 }
 
 // Hidden columns of the scan's inner relations.
@@ -80,7 +85,11 @@ func ScanSQL(ctx context.Context, tbl *table.Table, opts ScanOptions) (string, i
 		return emptyScan(schema), snapID, nil
 	}
 	b := scanBuilder{schema: schema, cols: cols, readSchema: readSchema, thresholds: thresholds}
-	b.local, err = LocalFiles(ctx, tbl, opts.CacheDir, scanFiles(tasks, thresholds))
+	files := scanFiles(tasks, thresholds)
+	if err := confineFiles(tbl.Location(), opts.AllowedRoots, files); err != nil {
+		return "", 0, fmt.Errorf("scan snapshot %d: %w", snapID, err)
+	}
+	b.local, err = LocalFiles(ctx, tbl, opts.CacheDir, files)
 	if err != nil {
 		return "", 0, fmt.Errorf("scan snapshot %d: %w", snapID, err)
 	}

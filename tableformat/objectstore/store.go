@@ -16,6 +16,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/lakesql/lakesql/internal/fsync"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
@@ -232,7 +233,7 @@ func (s *Store) PutFile(ctx context.Context, key, path string) error {
 		return fmt.Errorf("upload %s: %w", key, err)
 	}
 	dst := s.cachePath(key)
-	if info, err := os.Stat(path); err == nil && os.MkdirAll(filepath.Dir(dst), 0o755) == nil {
+	if info, err := os.Stat(path); err == nil && os.MkdirAll(filepath.Dir(dst), fsync.DirMode) == nil {
 		if os.Rename(path, dst) == nil {
 			s.limit.Added(info.Size())
 			return nil
