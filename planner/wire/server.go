@@ -65,6 +65,11 @@ type Config struct {
 	MaxConnections uint64
 	// ReadTimeout and WriteTimeout bound each network read and write; 0 is none.
 	ReadTimeout, WriteTimeout time.Duration
+	// MaxOpenSinks, SinkIdleTimeout and CatalogTimeout are the planner's
+	// (planner.Options): 0 takes its default, a negative value is no bound.
+	MaxOpenSinks    int
+	SinkIdleTimeout time.Duration
+	CatalogTimeout  time.Duration
 }
 
 // ErrOpenServer refuses to listen beyond loopback without a password.
@@ -162,7 +167,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
-		KnownUser: users.Has,
+		KnownUser: users.Has, MaxOpenSinks: cfg.MaxOpenSinks, SinkIdleTimeout: cfg.SinkIdleTimeout,
+		CatalogTimeout: cfg.CatalogTimeout,
 	})
 	if err != nil {
 		l.Close()

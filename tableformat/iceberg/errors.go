@@ -24,4 +24,7 @@ var (
 	ErrTableExists = errors.New("Iceberg table already exists")
 	// ErrInvalid: the request itself is malformed.
 	ErrInvalid = errors.New("invalid Iceberg request")
+	// ErrTimeout: the catalog did not answer within the catalog's timeout
+	// (CatalogConfig.Timeout).
+	ErrTimeout = errors.New("Iceberg catalog timed out")
 )
