@@ -36,6 +36,8 @@ func MySQLError(err error) *mysql.SQLError {
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
 		code = mysql.ERNotSupportedYet
+	case errors.Is(err, catalogadapter.ErrCorrupt):
+		code = erTableCorrupt
 	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
 		code = mysql.ERNoSuchTable
 	case errors.Is(err, ErrSinkExists):
@@ -85,6 +87,10 @@ const erConnectToForeignDataSource = 1429
 
 // erTooBigScale is MySQL's ER_TOO_BIG_SCALE, which vitess does not name.
 const erTooBigScale = 1425
+
+// erTableCorrupt is MySQL's ER_TABLE_CORRUPT ("the table is missing,
+// corrupt or contains bad data"), which vitess does not name.
+const erTableCorrupt = 1877
 
 // erInvalidJSONText is MySQL's ER_INVALID_JSON_TEXT, which vitess does not name.
 const erInvalidJSONText = 3140

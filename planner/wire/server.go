@@ -466,6 +466,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	}
 	defer h.end(c)
 	h.forget(c)
+	if emptyQuery(query) {
+		return errEmptyQuery
+	}
 	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
 	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
 	return err
