@@ -168,10 +168,3 @@ func (s *Sink) closeBuffer() error {
 	}
 	return err
 }
-
-// HasBuffer reports whether the sink's write buffer is open.
-func (s *Sink) HasBuffer() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf != nil
-}
