@@ -28,7 +28,18 @@ func MySQLError(err error) *mysql.SQLError {
 	code := 0
 	var syn *SyntaxError
 	var noGrant errNoGrant
+	var exists errFileExists
+	var notFound errFileNotFound
+	var cantCreate errCantCreateFile
 	switch {
+	case errors.Is(err, ErrFilePriv):
+		code = mysql.EROptionPreventsStatement
+	case errors.As(err, &exists):
+		code = mysql.ERFileExists
+	case errors.As(err, &notFound):
+		code = erFileNotFound
+	case errors.As(err, &cantCreate):
+		code = erCantCreateFile
 	case errors.As(err, &noGrant):
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):

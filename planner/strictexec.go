@@ -39,6 +39,10 @@ func newStrictBuilder() gms.NodeExecBuilder {
 
 func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
 	switch n := n.(type) {
+	case *plan.Into:
+		return s.buildInto(ctx, n, row)
+	case *plan.LoadData:
+		return s.buildLoadData(ctx, n, row)
 	case *plan.InsertInto:
 		if _, done := n.Source.(*checkedSource); done {
 			return nil, nil

@@ -114,7 +114,7 @@ func trickleCatalog(t *testing.T) string {
 	return "http://" + l.Addr().String()
 }
 
-func wantCode(t *testing.T, err error, code uint16, text string) {
+func wantCodeText(t *testing.T, err error, code uint16, text string) {
 	t.Helper()
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) || me.Number != code || !strings.Contains(me.Message, text) {
@@ -134,9 +134,9 @@ func TestCatalogTimeout(t *testing.T) {
 	db := ts.db(testPassword)
 	silent := newSilentCatalog(t)
 	_, err := db.Exec(restSink("hung", silent.uri()))
-	wantCode(t, err, 1429, "did not answer within 300ms")
+	wantCodeText(t, err, 1429, "did not answer within 300ms")
 	_, err = db.Exec(restSink("hung", trickleCatalog(t)))
-	wantCode(t, err, 1429, "did not answer within 300ms")
+	wantCodeText(t, err, 1429, "did not answer within 300ms")
 	mustExec(t, db, "CREATE SINK hung INTO ICEBERG 'ns.hung' (id BIGINT NOT NULL)")
 }
 
@@ -192,9 +192,9 @@ func TestCatalogHangBlocksNoOne(t *testing.T) {
 		t.Fatalf("SHOW SINKS lists %v, want [before d ice]", sinks)
 	}
 	_, err = db.Exec("CREATE SINK hung INTO ICEBERG 'ns.other' (id BIGINT NOT NULL)")
-	wantCode(t, err, 1050, "another statement is creating it")
+	wantCodeText(t, err, 1050, "another statement is creating it")
 	_, err = db.Exec("SELECT * FROM hung")
-	wantCode(t, err, 1146, "hung")
+	wantCodeText(t, err, 1146, "hung")
 
 	select {
 	case err := <-done:
