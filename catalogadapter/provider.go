@@ -49,6 +49,9 @@ var (
 	ErrInvalid = errors.New("invalid request")
 	// ErrTableExists: CreateTable found the table already there.
 	ErrTableExists = errors.New("table already exists")
+	// ErrTimeout: the catalog or storage did not answer in time; the call
+	// may be tried again.
+	ErrTimeout = errors.New("catalog did not answer in time")
 )
 
 // TableIdent names a table: a catalog, a namespace path and a name. For

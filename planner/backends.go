@@ -1,7 +1,9 @@
 package planner
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -9,33 +11,75 @@ import (
 // between its sinks (an Iceberg catalog, a Delta provider for one set of
 // storage options), by a key naming that configuration; Close closes them
 // all, after the sinks that used them.
+//
+// Opening one may be network I/O (a REST catalog's first request) that
+// takes as long as its timeout: no lock is held meanwhile, so opening or
+// using any other configuration goes on; callers wanting the same key
+// wait for the one opening it, each for as long as its own context lets it.
 type backends[T interface{ Close() error }] struct {
-	mu     sync.Mutex
-	open   map[string]T
-	closed bool
+	mu      sync.Mutex
+	open    map[string]T
+	opening map[string]*opening[T]
+	closed  bool
 }
+
+// opening is a backend being opened; done is closed when v or err is set.
+type opening[T any] struct {
+	done chan struct{}
+	v    T
+	err  error
+}
+
+var errEngineClosed = errors.New("lakesql: the engine is closed")
 
 // get returns the backend of key, made by open on first use. One that
 // fails to open is tried again by the next caller.
-func (b *backends[T]) get(key string, open func() (T, error)) (T, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *backends[T]) get(ctx context.Context, key string, open func() (T, error)) (T, error) {
 	var zero T
+	b.mu.Lock()
 	if b.closed {
-		return zero, errors.New("lakesql: the engine is closed")
+		b.mu.Unlock()
+		return zero, errEngineClosed
 	}
 	if v, ok := b.open[key]; ok {
+		b.mu.Unlock()
 		return v, nil
 	}
+	if o, ok := b.opening[key]; ok {
+		b.mu.Unlock()
+		select {
+		case <-o.done:
+			return o.v, o.err
+		case <-ctx.Done():
+			return zero, fmt.Errorf("%w while it waited for another statement to open the same catalog or storage (%w)", errInterrupted, ctx.Err())
+		}
+	}
+	o := &opening[T]{done: make(chan struct{})}
+	if b.opening == nil {
+		b.opening = map[string]*opening[T]{}
+	}
+	b.opening[key] = o
+	b.mu.Unlock()
+
 	v, err := open()
-	if err != nil {
-		return zero, err
+
+	b.mu.Lock()
+	delete(b.opening, key)
+	switch {
+	case err != nil:
+	case b.closed: // closed meanwhile: nothing else will close it
+		v.Close()
+		v, err = zero, errEngineClosed
+	default:
+		if b.open == nil {
+			b.open = map[string]T{}
+		}
+		b.open[key] = v
 	}
-	if b.open == nil {
-		b.open = map[string]T{}
-	}
-	b.open[key] = v
-	return v, nil
+	o.v, o.err = v, err
+	close(o.done)
+	b.mu.Unlock()
+	return v, err
 }
 
 // close closes every backend.

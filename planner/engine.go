@@ -29,6 +29,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/sqlsink"
+	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -53,7 +54,23 @@ type Options struct {
 	// FlushHosts runs FLUSH HOSTS: the server unblocks the client
 	// addresses it blocked for connection errors. Nil: nothing to flush.
 	FlushHosts func()
+	// MaxOpenSinks bounds the sinks that keep their write buffer (an
+	// embedded DuckDB, about 2.6 MB) open; past it the least recently
+	// used idle ones release theirs (sinkbuffers.go). 0 is
+	// DefaultMaxOpenSinks, negative no bound.
+	MaxOpenSinks int
+	// SinkIdleTimeout releases the write buffer of a sink unused for that
+	// long. 0 is DefaultSinkIdleTimeout, negative never.
+	SinkIdleTimeout time.Duration
+	// CatalogTimeout bounds each call to an Iceberg catalog (opening it,
+	// loading, creating and committing a table). 0 is
+	// DefaultCatalogTimeout, negative none.
+	CatalogTimeout time.Duration
 }
+
+// DefaultCatalogTimeout bounds each Iceberg catalog call when
+// Options.CatalogTimeout is 0.
+const DefaultCatalogTimeout = icetable.DefaultTimeout
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.
 type Engine struct {
@@ -64,6 +81,10 @@ type Engine struct {
 	// objectStores are the Delta providers of sinks on object storage.
 	objectStores backends[*deltalake.Provider]
 	gms          *sqle.Engine
+	// buffers bounds the sinks' open write buffers; stopJanitor ends
+	// the goroutine that releases idle ones.
+	buffers     *sqlsink.BufferPool
+	stopJanitor func()
 
 	mu     sync.Mutex // guards sinks, order and the registry file
 	sinks  map[string]*sinkHandle
@@ -166,6 +187,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("lakesql: DuckDB settings: %w", err)
 	}
 	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{BackgroundCheckpoints: true, AllowedRoots: opts.AllowedRoots}), sinks: map[string]*sinkHandle{}}
+	e.buffers, e.stopJanitor = startSinkBuffers(opts.MaxOpenSinks, opts.SinkIdleTimeout)
 	for _, r := range records {
 		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
 		st, perr := Parse(r.Statement)
@@ -206,6 +228,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.stopJanitor()
 	var errs []error
 	for _, h := range e.sinks {
 		if err := h.close(); err != nil {
@@ -231,6 +254,10 @@ type sinkHandle struct {
 	def       *CreateSink
 	defErr    error
 	persisted bool
+	// creating: CREATE SINK reserved the name and is still creating the
+	// table (guarded by the engine's mu). Such a handle is invisible to
+	// every statement but another CREATE SINK of the name or the table.
+	creating bool
 	// table names the sink's table with its format and catalog (tableKey):
 	// one table has at most one sink.
 	table string
@@ -428,6 +455,9 @@ func (e *Engine) lookup(name string) (*sinkHandle, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	h, ok := e.sinks[strings.ToLower(name)]
+	if ok && h.creating {
+		return nil, false
+	}
 	return h, ok
 }
 
@@ -437,7 +467,9 @@ func (e *Engine) sinkNames() []string {
 	defer e.mu.Unlock()
 	out := make([]string, 0, len(e.sinks))
 	for _, h := range e.sinks {
-		out = append(out, h.rec.Name)
+		if !h.creating {
+			out = append(out, h.rec.Name)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -447,7 +479,9 @@ func (e *Engine) sinkNames() []string {
 func (e *Engine) saveLocked() error {
 	recs := make([]sinkRecord, 0, len(e.sinks))
 	for _, h := range e.sinks {
-		recs = append(recs, h.rec)
+		if !h.creating {
+			recs = append(recs, h.rec)
+		}
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Name < recs[j].Name })
 	return saveRegistry(e.opts.DataDir, recs)
@@ -533,8 +567,12 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 		e.mu.Unlock()
 		return nil, errors.New("lakesql: the engine is closed")
 	}
-	if _, ok := e.sinks[strings.ToLower(cs.Name)]; ok {
+	if h, ok := e.sinks[strings.ToLower(cs.Name)]; ok {
 		e.mu.Unlock()
+		if h.creating {
+			// Not known to exist yet: IF NOT EXISTS cannot say it does.
+			return nil, fmt.Errorf("%w: %s: another statement is creating it (try again when that statement ends)", ErrSinkExists, cs.Name)
+		}
 		if cs.IfNotExists {
 			return &Result{Warnings: []Warning{{Level: "Note", Code: 1050, Message: fmt.Sprintf("sink %s already exists", cs.Name)}}}, nil
 		}
@@ -550,19 +588,25 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 		e.mu.Unlock()
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
-	// Reserve the name while the table is created.
+	// Reserve the name and the table while the table is created, which
+	// may be network I/O bounded only by the catalog timeout: the engine
+	// is not locked meanwhile, so other statements go on.
 	stored := *cs
 	stored.IfNotExists = false
 	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: path},
-		def: &stored, table: table, areas: areas, lock: make(chan struct{}, 1)}
+		def: &stored, table: table, areas: areas, lock: make(chan struct{}, 1), creating: true}
 	e.sinks[strings.ToLower(cs.Name)] = h
 	e.mu.Unlock()
 
 	s, err := e.openSink(ctx, &stored, path, false)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err == nil && e.closed {
+		s.Close()
+		err = errEngineClosed
+	}
 	if err == nil {
-		h.sink, h.persisted = s, true
+		h.sink, h.persisted, h.creating = s, true, false
 		h.rec.Columns = storedColumns(s.Schema())
 		err = e.saveLocked()
 		if err != nil {

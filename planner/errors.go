@@ -60,6 +60,11 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERNoSuchTable
 	case errors.Is(err, ErrSinkExists):
 		code = mysql.ERTableExists
+	case errors.Is(err, catalogadapter.ErrTimeout):
+		// MySQL's code for a remote data source it cannot reach (the
+		// FEDERATED engine's): not 1205, which clients retry as a lock
+		// wait, nor 3024, the statement's own max_execution_time.
+		code = erConnectToForeignDataSource
 	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, ErrInvalidDefinition),
 		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, errCatalog), errors.Is(err, catalogadapter.ErrInvalid):
 		code = mysql.ERWrongArguments
@@ -94,6 +99,9 @@ func MySQLError(err error) *mysql.SQLError {
 	}
 	return withMySQLState(mysql.NewSQLError(code, mysql.SSUnknownSQLState, "%s", err.Error()))
 }
+
+// erConnectToForeignDataSource is MySQL's ER_CONNECT_TO_FOREIGN_DATA_SOURCE.
+const erConnectToForeignDataSource = 1429
 
 // erTooBigScale is MySQL's ER_TOO_BIG_SCALE, which vitess does not name.
 const erTooBigScale = 1425

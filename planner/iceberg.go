@@ -82,7 +82,7 @@ func (e *Engine) catalogIdentity(props map[string]string) string {
 // opening the catalog on first use (the engine's iceberg backends, by
 // catalogKey).
 func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
-	b, err := e.iceberg.get(catalogKey(props), func() (*icebergBackend, error) {
+	b, err := e.iceberg.get(ctx, catalogKey(props), func() (*icebergBackend, error) {
 		if file, err := sqliteCatalogFile(props); err == nil && file != "" {
 			// SQLite creates the file, not its folder.
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -92,7 +92,11 @@ func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (
 		// The engine's storage.cache_max_bytes bounds Iceberg's cache too
 		// (checked when the engine opened).
 		maxBytes, _ := filecache.ParseSize(e.opts.Storage[objectstore.KeyCacheMaxBytes])
-		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props, CacheMaxBytes: maxBytes})
+		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props,
+			CacheMaxBytes: maxBytes, Timeout: e.opts.CatalogTimeout})
+		if errors.Is(err, icetable.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %w", catalogadapter.ErrTimeout, err)
+		}
 		if err != nil {
 			// The catalog's own errors never show its secrets.
 			return nil, fmt.Errorf("%w: %w", errCatalog, err)

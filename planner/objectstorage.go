@@ -4,6 +4,7 @@ package planner
 // configured by the WITH storage.* options (tableformat/objectstore).
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,8 @@ const storagePrefix = "storage."
 // engine's own provider). Options are checked when the sink is defined
 // (parseOptions).
 func (e *Engine) deltaProvider(storage map[string]string) (*deltalake.Provider, error) {
-	return e.objectStores.get(catalogKey(storage), func() (*deltalake.Provider, error) {
+	// Nothing here does I/O: no context to heed while another opens.
+	return e.objectStores.get(context.Background(), catalogKey(storage), func() (*deltalake.Provider, error) {
 		opts, err := objectstore.FromProperties(storage)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOption, err)

@@ -305,6 +305,7 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (s
 		MemoryLimit:        so.memoryLimit,
 		TempDir:            filepath.Join(e.opts.DataDir, "tmp"),
 		StateDir:           filepath.Join(e.opts.DataDir, "state"),
+		Buffers:            e.buffers,
 	}
 	if cs.Format == FormatIceberg {
 		if cfg.Table, _, err = icebergTable(path); err != nil {

@@ -91,6 +91,9 @@ type Config struct {
 	StateDir string
 	// Threads bounds DuckDB's threads (0: DuckDB's default).
 	Threads int
+	// Buffers, when set, is the pool that bounds the write buffers of the
+	// sinks sharing it (see BufferPool); nil: the buffer stays open.
+	Buffers *BufferPool
 
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time

@@ -144,7 +144,35 @@ func (s *Sink) open(ctx context.Context) error {
 	}
 	s.buf, s.schema = buf, spec.Schema
 	s.counters.lastVersion.Store(spec.Version)
-	return s.m.Opened(last, ok)
+	if err := s.m.Opened(last, ok); err != nil {
+		return err
+	}
+	if s.cfg.Buffers != nil {
+		s.cfg.Buffers.used(s)
+	}
+	return nil
+}
+
+// ensureBuffer opens the buffer again after the pool released it, for the
+// epoch e just begun; when that fails the epoch is rolled back, as if it
+// had not begun. s.mu is held.
+func (s *Sink) ensureBuffer(ctx context.Context, e int64) error {
+	if s.buf != nil {
+		if s.cfg.Buffers != nil {
+			s.cfg.Buffers.used(s)
+		}
+		return nil
+	}
+	buf, err := openBuffer(ctx, s.cfg, s.schema)
+	if err != nil {
+		_ = s.m.Rollback(e)
+		return fmt.Errorf("open the write buffer of sink %s: %w", s.cfg.Name, err)
+	}
+	s.buf = buf
+	if s.cfg.Buffers != nil {
+		s.cfg.Buffers.used(s)
+	}
+	return nil
 }
 
 func (s *Sink) createTable(ctx context.Context) (catalogadapter.TableSpec, error) {
@@ -207,6 +235,9 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err != nil {
 		return err
 	}
+	if err := s.ensureBuffer(ctx, e); err != nil {
+		return err
+	}
 	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = skip, nil, nil, false, false
 	return nil
 }
@@ -222,6 +253,9 @@ func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
 	defer s.mu.Unlock()
 	e, err := s.m.BeginNext()
 	if err != nil {
+		return -1, err
+	}
+	if err := s.ensureBuffer(ctx, e); err != nil {
 		return -1, err
 	}
 	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = false, nil, nil, false, false
@@ -405,6 +439,9 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		s.counters.lastVersion.Store(res.Version)
 	}
 	s.counters.retries.Add(int64(res.Retries))
+	if s.cfg.Buffers != nil {
+		s.cfg.Buffers.touch(s) // idle time counts from the end of the epoch
+	}
 	return res, landed()
 }
 
@@ -517,6 +554,9 @@ func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
 	}
 	s.discard(ctx)
 	s.counters.rolledBack.Add(1)
+	if s.cfg.Buffers != nil {
+		s.cfg.Buffers.touch(s)
+	}
 	if s.buf != nil {
 		return s.buf.clear(context.WithoutCancel(ctx))
 	}
@@ -548,12 +588,7 @@ func (s *Sink) Close() error {
 	if _, open := s.m.Close(); open {
 		s.discard(context.Background())
 	}
-	if s.buf != nil {
-		err := s.buf.close()
-		s.buf = nil
-		return err
-	}
-	return nil
+	return s.closeBuffer()
 }
 
 // State returns the sink's lifecycle state.

@@ -114,7 +114,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		next, err := icetable.Commit(ctx, tbl, change)
+		call, cancel := p.cat.Bound(ctx)
+		next, err := icetable.Commit(call, tbl, change)
+		err = p.cat.Timed(call, ctx, err)
+		cancel()
 		if err == nil {
 			s := next.CurrentSnapshot()
 			return catalogadapter.CommitOutcome{Version: s.SnapshotID, CommitTime: time.UnixMilli(s.TimestampMs).UTC(), Retries: attempt}, nil

@@ -153,6 +153,7 @@ func mapErr(err error) error {
 		{icetable.ErrConflict, catalogadapter.ErrConflict},
 		{icetable.ErrUnsupported, catalogadapter.ErrUnsupported},
 		{icetable.ErrInvalid, catalogadapter.ErrInvalid},
+		{icetable.ErrTimeout, catalogadapter.ErrTimeout},
 	} {
 		if errors.Is(err, m.from) && !errors.Is(err, m.to) {
 			return fmt.Errorf("%w: %w", m.to, err)

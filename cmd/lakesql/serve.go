@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lakesql/lakesql/planner"
 	"github.com/lakesql/lakesql/planner/wire"
 )
 
@@ -65,6 +66,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none; a login is bounded by --connect-timeout)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
 	fs.Var(&roots, "allowed-roots", allowedRootsUsage)
+	fs.IntVar(&cfg.MaxOpenSinks, "max-open-sinks", planner.DefaultMaxOpenSinks,
+		"sinks that keep their write buffer (about 2.6 MB each) open; the least recently used idle ones release theirs (0: no limit)")
+	fs.DurationVar(&cfg.SinkIdleTimeout, "sink-idle-timeout", planner.DefaultSinkIdleTimeout,
+		"release the write buffer of a sink unused this long (0: never)")
+	fs.DurationVar(&cfg.CatalogTimeout, "catalog-timeout", planner.DefaultCatalogTimeout,
+		"bound on each call to an Iceberg catalog: open, load, create, commit (0: none)")
 	addStorageFlags(fs, &cfg.TableRoot, &storage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,6 +93,15 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	cfg.AllowedRoots = roots
 	cfg.Log = stderr
+	// The flags' 0 is "no bound"; the planner's is "the default".
+	for _, v := range []*time.Duration{&cfg.SinkIdleTimeout, &cfg.CatalogTimeout} {
+		if *v <= 0 {
+			*v = -1
+		}
+	}
+	if cfg.MaxOpenSinks <= 0 {
+		cfg.MaxOpenSinks = -1
+	}
 	cfg.Storage = storage.opts
 	if cfg.RootPassword == "" {
 		cfg.RootPassword = os.Getenv(wire.RootPasswordEnv)

@@ -21,30 +21,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// startServerWith runs a server with cfg on a free loopback port over a
-// new data directory, root's password testPassword.
-func startServerWith(t *testing.T, cfg Config) *Server {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Listener, cfg.DataDir, cfg.RootPassword = l, t.TempDir(), testPassword
-	srv, err := New(context.Background(), cfg)
-	if err != nil {
-		l.Close()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { srv.Serve(); close(done) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return srv
-}
 
 // firstPacket opens a TCP connection to addr and reads the server's first
 // packet (a greeting, or an error in its place), leaving the connection
@@ -106,7 +82,7 @@ func connectFrom(t *testing.T, addr string, local net.IP, password string) error
 }
 
 func TestDefaultMaxConnectionsCountsSocketsNotLoggedIn(t *testing.T) {
-	srv := startServerWith(t, Config{})
+	srv := startServerWith(t, Config{}).srv
 	addr := srv.Addr().String()
 	var silent []net.Conn
 	for i := 0; i < DefaultMaxConnections; i++ {
@@ -168,7 +144,7 @@ func TestConnectTimeoutDropsSilentSockets(t *testing.T) {
 	const max = 60
 	certFile, keyFile := selfSignedCert(t, t.TempDir())
 	srv := startServerWith(t, Config{MaxConnections: max, ConnectTimeout: 2 * time.Second, ReadTimeout: time.Hour,
-		TLSCertFile: certFile, TLSKeyFile: keyFile})
+		TLSCertFile: certFile, TLSKeyFile: keyFile}).srv
 	addr := srv.Addr().String()
 	// Clients that logged in first, over TCP and over TLS, are not bound
 	// by the login clock.
@@ -233,7 +209,7 @@ var (
 )
 
 func TestFailedLoginsBlockTheirAddressOnly(t *testing.T) {
-	srv := startServerWith(t, Config{})
+	srv := startServerWith(t, Config{}).srv
 	addr := srv.Addr().String()
 	var denied, blocked int
 	for i := 0; i < 200; i++ {
@@ -300,7 +276,7 @@ func openFrom(t *testing.T, addr string, local net.IP) *sql.DB {
 }
 
 func TestSuccessfulLoginResetsConnectErrors(t *testing.T) {
-	srv := startServerWith(t, Config{MaxConnectErrors: 3})
+	srv := startServerWith(t, Config{MaxConnectErrors: 3}).srv
 	addr := srv.Addr().String()
 	for round := 0; round < 3; round++ {
 		for i := 0; i < 2; i++ {
@@ -323,7 +299,7 @@ func TestSuccessfulLoginResetsConnectErrors(t *testing.T) {
 }
 
 func TestSetGlobalConnectionSettings(t *testing.T) {
-	srv := startServerWith(t, Config{})
+	srv := startServerWith(t, Config{}).srv
 	addr := srv.Addr().String()
 	db := openFrom(t, addr, host2)
 	db.SetMaxOpenConns(1)
@@ -513,7 +489,7 @@ func TestAcceptSurvivesDescriptorExhaustion(t *testing.T) {
 }
 
 func TestLoginTimeoutsCountHealthChecksDoNot(t *testing.T) {
-	srv := startServerWith(t, Config{MaxConnectErrors: 2, ConnectTimeout: 2 * time.Second})
+	srv := startServerWith(t, Config{MaxConnectErrors: 2, ConnectTimeout: 2 * time.Second}).srv
 	addr := srv.Addr().String()
 	// Health checks: connect and go away, politely or with a reset.
 	for i := 0; i < 10; i++ {

@@ -87,6 +87,11 @@ type Config struct {
 	// accept, an open-file limit too low); os.Stderr when nil. Never a
 	// secret.
 	Log io.Writer
+	// MaxOpenSinks, SinkIdleTimeout and CatalogTimeout are the planner's
+	// (planner.Options): 0 takes its default, a negative value is no bound.
+	MaxOpenSinks    int
+	SinkIdleTimeout time.Duration
+	CatalogTimeout  time.Duration
 }
 
 // The defaults of Config's connection settings: MySQL's defaults for
@@ -207,7 +212,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
-		FlushHosts: hosts.flush,
+		FlushHosts: hosts.flush, MaxOpenSinks: cfg.MaxOpenSinks, SinkIdleTimeout: cfg.SinkIdleTimeout,
+		CatalogTimeout: cfg.CatalogTimeout,
 	})
 	if err != nil {
 		l.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -47,6 +48,10 @@ type CatalogConfig struct {
 	// CacheMaxBytes bounds the copies kept in CacheDir (0:
 	// filecache.DefaultMaxBytes), unless the folder is in use already.
 	CacheMaxBytes int64
+	// Timeout bounds each call to the catalog: opening it, loading,
+	// creating and committing a table (0: DefaultTimeout; negative: none).
+	// A call past it fails with ErrTimeout.
+	Timeout time.Duration
 }
 
 // Catalog is an open Iceberg catalog.
@@ -58,6 +63,7 @@ type Catalog struct {
 	secrets []string
 	cache   string
 	aws     *aws.Config // shared by the FileIOs of the tables; nil: iceberg-go's own per FileIO
+	timeout time.Duration
 }
 
 // OpenCatalog opens the catalog cfg describes. Errors never show secrets.
@@ -75,7 +81,7 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 	if typ == "" {
 		typ = "sql"
 	}
-	c := &Catalog{typ: typ, secrets: secrets, cache: cfg.CacheDir}
+	c := &Catalog{typ: typ, secrets: secrets, cache: cfg.CacheDir, timeout: callTimeout(cfg.Timeout)}
 	if c.cache == "" && cfg.DataDir != "" {
 		c.cache = filepath.Join(cfg.DataDir, "cache", "iceberg")
 	}
@@ -89,19 +95,22 @@ func OpenCatalog(ctx context.Context, cfg CatalogConfig) (*Catalog, error) {
 		SetCacheLimit(c.cache, cfg.CacheMaxBytes)
 	}
 	var err error
+	call, cancel := c.Bound(ctx)
 	if typ == "sql" {
-		err = c.openSQL(ctx, name, props, cfg.DataDir)
+		err = c.openSQL(call, name, props, cfg.DataDir)
 	} else {
 		if props["warehouse"] == "" && cfg.DataDir != "" && typ == "hadoop" {
 			props["warehouse"] = warehouseURI(cfg.DataDir)
 		}
-		c.cat, err = catalog.Load(ctx, name, ice.Properties(props))
+		c.cat, err = catalog.Load(call, name, ice.Properties(props))
 	}
+	err = c.Timed(call, ctx, err)
+	cancel()
 	if err != nil {
 		return nil, scrub(fmt.Errorf("open Iceberg %s catalog %q: %w", typ, name, err), secrets)
 	}
 	c.shown = RedactProperties(props)
-	c.aws = sharedAWSConfig(ctx, props)
+	c.aws = sharedAWSConfig(ctx, props, c.timeout)
 	return c, nil
 }
 
@@ -218,8 +227,10 @@ func (c *Catalog) Scrub(err error) error { return scrub(err, c.secrets) }
 // LoadTable loads a table; a missing one (or a missing namespace) is ErrNoTable.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	ctx = c.WithIO(ctx)
-	t, err := c.cat.LoadTable(ctx, ident)
-	if err != nil {
+	call, cancel := c.Bound(ctx)
+	defer cancel()
+	t, err := c.cat.LoadTable(call, ident)
+	if err = c.Timed(call, ctx, err); err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
 			return nil, c.Scrub(fmt.Errorf("load Iceberg table %s: %w: %w", strings.Join(ident, "."), ErrNoTable, err))
 		}
@@ -231,14 +242,16 @@ func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table
 // EnsureNamespace creates the namespace when it is missing.
 func (c *Catalog) EnsureNamespace(ctx context.Context, ns table.Identifier) error {
 	ctx = c.WithIO(ctx)
-	ok, err := c.cat.CheckNamespaceExists(ctx, ns)
-	if err != nil {
+	call, cancel := c.Bound(ctx)
+	defer cancel()
+	ok, err := c.cat.CheckNamespaceExists(call, ns)
+	if err = c.Timed(call, ctx, err); err != nil {
 		return c.Scrub(fmt.Errorf("check namespace %s: %w", strings.Join(ns, "."), err))
 	}
 	if ok {
 		return nil
 	}
-	err = c.cat.CreateNamespace(ctx, ns, nil)
+	err = c.Timed(call, ctx, c.cat.CreateNamespace(call, ns, nil))
 	if err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
 		return c.Scrub(fmt.Errorf("create namespace %s: %w", strings.Join(ns, "."), err))
 	}

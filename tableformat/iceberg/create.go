@@ -61,8 +61,10 @@ func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, def T
 	if err := c.EnsureNamespace(ctx, catalog.NamespaceFromIdent(ident)); err != nil {
 		return nil, err
 	}
-	t, err := c.cat.CreateTable(ctx, ident, def.Schema, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
-	if err != nil {
+	call, cancel := c.Bound(ctx)
+	defer cancel()
+	t, err := c.cat.CreateTable(call, ident, def.Schema, catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
+	if err = c.Timed(call, ctx, err); err != nil {
 		if errors.Is(err, catalog.ErrTableAlreadyExists) {
 			return nil, c.Scrub(fmt.Errorf("create Iceberg table %s: %w: %w", name, ErrTableExists, err))
 		}

@@ -28,4 +28,7 @@ var (
 	// the table's location and the allowed roots (ScanOptions), directly
 	// or through a symlink; the scan is refused rather than read it.
 	ErrPathOutsideTable = errors.New("path outside the table")
+	// ErrTimeout: the catalog did not answer within the catalog's timeout
+	// (CatalogConfig.Timeout).
+	ErrTimeout = errors.New("Iceberg catalog timed out")
 )

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -240,7 +241,11 @@ func (s stagedIO) Remove(name string) error {
 // bundle) and gets an HTTP client of its own, whose idle connections
 // linger. It is nil for catalogs with no s3 setting, and when the
 // properties do not make a configuration (iceberg-go then reports why).
-func sharedAWSConfig(ctx context.Context, props map[string]string) *aws.Config {
+//
+// Its connections give up on a server that accepts and does not answer:
+// dialling and waiting for a response's headers are bounded by timeout
+// (the catalog's); a transfer that goes on is not cut short.
+func sharedAWSConfig(ctx context.Context, props map[string]string, timeout time.Duration) *aws.Config {
 	usesS3 := false
 	for k := range props {
 		if strings.HasPrefix(k, "s3.") || k == iceio.S3ClientRegion {
@@ -259,12 +264,19 @@ func sharedAWSConfig(ctx context.Context, props map[string]string) *aws.Config {
 	}
 	if cfg.HTTPClient == nil {
 		// The transport iceberg-go gives each of its S3 clients.
-		cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		client := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 			t.MaxIdleConns = 256
 			t.MaxIdleConnsPerHost = 256
 			t.MaxConnsPerHost = 2048
 			t.IdleConnTimeout = 90 * time.Second
+			if timeout > 0 {
+				t.ResponseHeaderTimeout = timeout
+			}
 		})
+		if timeout > 0 {
+			client = client.WithDialerOptions(func(d *net.Dialer) { d.Timeout = timeout })
+		}
+		cfg.HTTPClient = client
 	}
 	return cfg
 }
