@@ -12,9 +12,9 @@ import (
 func TestShownStatementMasksURISecrets(t *testing.T) {
 	for q, want := range map[string]string{
 		"CREATE SINK d INTO DELTA 's3://b/t' (id INT) WITH (storage.endpoint = 'http://u:pw-1@h:9000', storage.access_key_id = 'a', storage.secret_access_key = 'sk-1')": "CREATE SINK `d` INTO DELTA 's3://b/t' (`id` INT) WITH (storage.endpoint = 'http://u:****@h:9000', storage.access_key_id = 'a', storage.secret_access_key = '****')",
-		"CREATE SINK i INTO ICEBERG 'db.t' (id INT) WITH (catalog.uri = 'postgres://h/db?user=u&password=pw-2&sslmode=disable', catalog.sql.driver = 'postgres')": "CREATE SINK `i` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.uri = 'postgres://h/db?user=u&password=[REDACTED]&sslmode=disable', catalog.sql.driver = 'postgres')",
-		"CREATE SINK r INTO ICEBERG 'db.t' (id INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=tk-3')": "CREATE SINK `r` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=[REDACTED]')",
-		"CREATE SINK p INTO ICEBERG 'db.t' (id INT) WITH (catalog.uri = 'postgres://u:pw-4@h/db')": "CREATE SINK `p` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.uri = 'postgres://u:[REDACTED]@h/db')",
+		"CREATE SINK i INTO ICEBERG 'db.t' (id INT) WITH (catalog.uri = 'postgres://h/db?user=u&password=pw-2&sslmode=disable', catalog.sql.driver = 'postgres')":        "CREATE SINK `i` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.uri = 'postgres://h/db?user=u&password=[REDACTED]&sslmode=disable', catalog.sql.driver = 'postgres')",
+		"CREATE SINK r INTO ICEBERG 'db.t' (id INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=tk-3')":                                             "CREATE SINK `r` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=[REDACTED]')",
+		"CREATE SINK p INTO ICEBERG 'db.t' (id INT) WITH (catalog.uri = 'postgres://u:pw-4@h/db')":                                                                       "CREATE SINK `p` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.uri = 'postgres://u:[REDACTED]@h/db')",
 	} {
 		st, err := Parse(q)
 		if err != nil {
