@@ -42,6 +42,10 @@ func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.Ro
 		return nil, err
 	}
 	switch n := n.(type) {
+	case *plan.Into:
+		return s.buildInto(ctx, n, row)
+	case *plan.LoadData:
+		return s.buildLoadData(ctx, n, row)
 	case *plan.InsertInto:
 		if _, done := n.Source.(*checkedSource); done {
 			return nil, nil
