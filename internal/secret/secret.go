@@ -57,6 +57,9 @@ func MaskURI(s string) string { return MaskURIWith(s, Mask) }
 // MaskURIWith is MaskURI with another mask, for the places that show
 // secrets masked their own way.
 func MaskURIWith(s, mask string) string {
+	if !strings.ContainsAny(s, "@=") {
+		return s
+	}
 	s = userinfo.ReplaceAllString(s, "${1}:"+mask+"@")
 	return queryParam.ReplaceAllStringFunc(s, func(m string) string {
 		g := queryParam.FindStringSubmatch(m)

@@ -19,8 +19,13 @@ const maxDepth = 4
 // Everything else is kept as written.
 func MaskSQL(q string) string { return maskSQL(q, 0) }
 
-// maskText masks a string literal's or a comment's content.
+// maskText masks a string literal's or a comment's content. Text with no
+// '@', '=' or quote holds nothing to mask, and is passed over at once (a
+// statement may carry megabytes of plain literal).
 func maskText(s string, depth int) string {
+	if !strings.ContainsAny(s, "@='\"`") {
+		return s
+	}
 	s = MaskURI(s)
 	if depth < maxDepth {
 		s = maskSQL(s, depth+1)
