@@ -112,9 +112,35 @@ func globalOn(name string) bool {
 	return ok && n != 0
 }
 
-// gateNode is checkWrite for the plan node the exec builder builds.
+// gateNode is checkWrite for the plan node the exec builder builds; it
+// also keeps read_only and super_read_only root's to change, as MySQL
+// keeps them to SUPER: a user they stop could otherwise lift them.
 func gateNode(ctx *gms.Context, n gms.Node) error {
+	if v := setsReadOnly(n); v != "" {
+		if user := ctx.Session.Client().User; user != "" && user != superUser {
+			return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
+				"Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation: only %s sets %s", superUser, v)
+		}
+	}
 	return checkWrite(ctx, nodeWrites(n))
+}
+
+// setsReadOnly names the server's read-only switch a SET changes, or "".
+func setsReadOnly(n gms.Node) string {
+	set, ok := n.(*plan.Set)
+	if !ok {
+		return ""
+	}
+	for _, e := range set.Exprs {
+		if sf, ok := e.(*expression.SetField); ok {
+			if v, ok := sf.LeftChild.(*expression.SystemVar); ok {
+				if name := asciiLower(v.Name); name == "read_only" || name == "super_read_only" {
+					return name
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // gateStatement is checkWrite for a lakesql statement about to run.

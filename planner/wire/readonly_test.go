@@ -143,6 +143,14 @@ func TestGlobalReadOnly(t *testing.T) {
 		}
 	}
 	checkNothingWritten(t, root, files)
+	// Nor may reader lift it (1227), as a user without SUPER may not.
+	for _, q := range []string{"SET GLOBAL read_only = 0", "SET GLOBAL super_read_only = 1", "SET @@global.read_only = OFF"} {
+		_, err := other.Exec(q)
+		wantSQLError(t, err, 1227, "42000", "user reader: "+q)
+	}
+	if _, err := other.Exec("INSERT INTO rw VALUES (8)"); mysqlCode(err) != 1290 {
+		t.Errorf("after reader's SET GLOBAL read_only = 0: %v, want 1290", err)
+	}
 	// root is spared, as MySQL spares SUPER.
 	mustExec(t, root, "INSERT INTO rw VALUES (2)")
 	mustExec(t, root, "CREATE SINK rw2 INTO DELTA 'rw2' (id BIGINT NOT NULL)")
