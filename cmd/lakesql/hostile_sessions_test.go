@@ -261,6 +261,17 @@ func init() {
 			_, err = reader.ExecContext(h.ctx, "DROP SINK ro")
 			return err
 		}},
+		hostileProbe{name: "readonly/global-lift-by-user", want: 1227, timeout: 90 * time.Second, run: func(h *hostileEnv) error {
+			_, reader, err := sessionsReadOnlyServer(h, "SET GLOBAL read_only = 1")
+			if err != nil {
+				return err
+			}
+			_, err = reader.ExecContext(h.ctx, "SET GLOBAL read_only = 0")
+			if _, ierr := reader.ExecContext(h.ctx, "INSERT INTO ro VALUES (5)"); hostileCode(ierr) != 1290 {
+				return h.wrong("after reader's SET GLOBAL read_only = 0 (%v), its INSERT: %v, want 1290", err, ierr)
+			}
+			return err
+		}},
 		hostileProbe{name: "readonly/global-super-read-only-root", want: 1290, timeout: 90 * time.Second, run: func(h *hostileEnv) error {
 			root, _, err := sessionsReadOnlyServer(h, "SET GLOBAL super_read_only = 1")
 			if err != nil {
