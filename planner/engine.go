@@ -54,6 +54,9 @@ type Options struct {
 	// KnownUser reports whether a user exists, for SHOW GRANTS FOR
 	// another user; when nil, only the session's own user is known.
 	KnownUser func(name string) bool
+	// FlushHosts runs FLUSH HOSTS: the server unblocks the client
+	// addresses it blocked for connection errors. Nil: nothing to flush.
+	FlushHosts func()
 }
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.
@@ -147,6 +150,10 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		if roots[i], err = filepath.Abs(r); err != nil {
 			return nil, err
 		}
+		// Locations are compared resolved: so are the roots.
+		if roots[i], err = canonicalPath(roots[i]); err != nil {
+			return nil, fmt.Errorf("lakesql: allowed root: %w", err)
+		}
 	}
 	opts.AllowedRoots = roots
 
@@ -169,6 +176,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		if cs, ok := st.(*CreateSink); perr == nil && ok {
 			h.def = cs
 			h.table = e.tableKey(cs, r.Path)
+			h.areas = e.sinkAreas(cs, r.Path)
 		} else {
 			h.defErr = fmt.Errorf("sink %s: its stored definition does not parse: %v", r.Name, perr)
 		}
@@ -231,6 +239,9 @@ type sinkHandle struct {
 	// table names the sink's table with its format and catalog (tableKey):
 	// one table has at most one sink.
 	table string
+	// areas are the canonical places it writes to (sinkAreas), which a
+	// new sink must keep clear of.
+	areas []sinkArea
 
 	// lock is held by the session whose transaction has an open epoch on
 	// the sink: an epoch is one sequence of calls on the sink.
@@ -363,14 +374,15 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 // for Iceberg, its catalog; path is the resolved location.
 func (e *Engine) tableKey(cs *CreateSink, path string) string {
 	if cs.Format != FormatIceberg {
-		return FormatDelta + "\x00" + path
+		// A stored location may predate canonical ones: compare resolved.
+		return FormatDelta + "\x00" + canonicalLocation(path)
 	}
 	so, _ := parseOptions(cs.Format, cs.Options)
 	props, err := e.catalogProperties(so, false)
 	if err != nil {
 		props = so.catalog
 	}
-	return FormatIceberg + "\x00" + catalogIdentity(props) + "\x00" + path
+	return FormatIceberg + "\x00" + e.catalogIdentity(props) + "\x00" + path
 }
 
 // resolveTarget resolves a definition's location: a Delta location to an
@@ -378,7 +390,14 @@ func (e *Engine) tableKey(cs *CreateSink, path string) string {
 // namespace.table, its catalog's local paths checked against the roots.
 func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
 	if cs.Format != FormatIceberg {
-		return resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
+		p, err := resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
+		if err != nil || objectstore.IsLocation(p) {
+			return p, err
+		}
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return "", fmt.Errorf("%w: location %q resolves to %s, which is a file, not a folder", ErrLocation, cs.Location, p)
+		}
+		return p, nil
 	}
 	_, path, err := icebergTable(cs.Location)
 	if err != nil {
@@ -509,6 +528,7 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
 	table := e.tableKey(cs, path)
+	areas := e.sinkAreas(cs, path)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -527,11 +547,15 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 			return nil, fmt.Errorf("sink %s: %w: the table at %s is already the sink %s", cs.Name, ErrLocation, path, h.rec.Name)
 		}
 	}
+	if err := e.checkAreasLocked(areas); err != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
+	}
 	// Reserve the name while the table is created.
 	stored := *cs
 	stored.IfNotExists = false
 	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: path},
-		def: &stored, table: table, lock: make(chan struct{}, 1)}
+		def: &stored, table: table, areas: areas, lock: make(chan struct{}, 1)}
 	e.sinks[strings.ToLower(cs.Name)] = h
 	e.mu.Unlock()
 

@@ -58,13 +58,21 @@ func catalogKey(props map[string]string) string {
 }
 
 // catalogIdentity tells catalogs apart for "one table, one sink": the
-// type and uri (the default SQLite file when a SQL catalog has none) and,
-// beyond SQL catalogs, the warehouse, by which a REST server, say, names
-// one of its catalogs. A SQL catalog's warehouse only says where new
-// tables go: two sinks with different warehouses share its tables.
-func catalogIdentity(props map[string]string) string {
+// type and uri (for a SQLite catalog its file, canonical, however the uri
+// spells it, the default one's when it has none) and, beyond SQL catalogs,
+// the warehouse, by which a REST server, say, names one of its catalogs.
+// A SQL catalog's warehouse only says where new tables go: two sinks with
+// different warehouses share its tables. props are resolved
+// (catalogProperties).
+func (e *Engine) catalogIdentity(props map[string]string) string {
 	typ := strings.ToLower(props["type"])
 	if typ == "" || typ == "sql" {
+		if props["uri"] == "" {
+			return "sql\x00file\x00" + canonicalLocation(filepath.Join(e.opts.DataDir, "iceberg", "catalog.db"))
+		}
+		if f, err := sqliteCatalogFile(props); err == nil && f != "" {
+			return "sql\x00file\x00" + f
+		}
 		return "sql\x00" + props["uri"]
 	}
 	return typ + "\x00" + props["uri"] + "\x00" + props["warehouse"]
@@ -75,7 +83,7 @@ func catalogIdentity(props map[string]string) string {
 // catalogKey).
 func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
 	b, err := e.iceberg.get(catalogKey(props), func() (*icebergBackend, error) {
-		if file, _, ok := sqliteFile(props); ok {
+		if file, err := sqliteCatalogFile(props); err == nil && file != "" {
 			// SQLite creates the file, not its folder.
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 				return nil, fmt.Errorf("%w: %w", errCatalog, err)
@@ -139,33 +147,10 @@ func (e *Engine) catalogProperties(so sinkOptions, confine bool) (map[string]str
 			props["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 		}
 	}
-	if file, query, ok := sqliteFile(props); ok {
-		p, _, err := e.localPath(file, confine)
-		if err != nil {
-			return nil, fmt.Errorf("option catalog.uri: %w", err)
-		}
-		// Without settings of its own, the file gets the default
-		// catalog's (WAL, busy timeout, immediate write locks).
-		props["uri"] = icetable.SQLiteDSN(p)
-		if query != "" {
-			props["uri"] = "file:" + filepath.ToSlash(p) + "?" + query
-		}
+	if err := e.confineCatalogPaths(props, confine); err != nil {
+		return nil, err
 	}
 	return props, nil
-}
-
-// sqliteFile returns the file and the settings of a SQL catalog's uri
-// when it names a local SQLite file, as tableformat/iceberg recognises one.
-func sqliteFile(props map[string]string) (file, query string, ok bool) {
-	if t := strings.ToLower(props["type"]); t != "" && t != "sql" {
-		return "", "", false
-	}
-	u := strings.TrimPrefix(props["uri"], "sql://")
-	file, query, _ = strings.Cut(u, "?")
-	if !strings.HasPrefix(u, "file:") && !strings.HasSuffix(file, ".db") && !strings.HasSuffix(file, ".sqlite") {
-		return "", "", false
-	}
-	return strings.TrimPrefix(file, "file:"), query, true
 }
 
 // localPath resolves a path or file: URI against the data directory; other
@@ -191,7 +176,7 @@ func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(e.opts.DataDir, p)
 		}
-		return filepath.Clean(p), true, nil
+		return canonicalLocation(filepath.Clean(p)), true, nil
 	}
 	r, err := resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, p)
 	return r, true, err

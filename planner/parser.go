@@ -71,6 +71,9 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if st, ok := p.injectShowGrants(ctx, query); ok {
 		return st, true, nil
 	}
+	if st, ok := p.injectFlushHosts(ctx, query); ok {
+		return st, true, nil
+	}
 	gctx, isGMS := ctx.(*gms.Context)
 	if !isGMS {
 		return nil, false, nil

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -53,25 +54,51 @@ func resolveLocation(tableRoot string, roots []string, loc string) (string, erro
 		}
 		return resolveObjectLocation(roots, tableRoot+"/"+rel)
 	}
+	if strings.ContainsFunc(loc, unicode.IsControl) {
+		return "", fmt.Errorf("%w: location %q holds a control character", ErrLocation, loc)
+	}
 	p := loc
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(tableRoot, p)
 	}
+	return confineLocal(roots, loc, p)
+}
+
+// confineLocal cleans the absolute path p (written as loc), resolves the
+// symlinks of its longest existing prefix (canonicalPath) and checks that
+// it lies inside one of the local roots, themselves canonical: a root
+// itself is not a location.
+func confineLocal(roots []string, loc, p string) (string, error) {
 	p = filepath.Clean(p)
 	if err := checkPathLength(p); err != nil {
 		return "", fmt.Errorf("%w: location %q: %w", ErrLocation, loc, err)
 	}
+	c, err := canonicalPath(p)
+	if err != nil {
+		return "", fmt.Errorf("%w: location %q: %w", ErrLocation, loc, err)
+	}
+	if err := checkPathLength(c); err != nil {
+		return "", fmt.Errorf("%w: location %q resolves to %s: %w", ErrLocation, loc, c, err)
+	}
+	isRoot := false
 	for _, r := range roots {
-		rel, err := filepath.Rel(r, p)
-		if err != nil {
+		if objectstore.IsLocation(r) || !within(r, c) {
 			continue
 		}
-		if rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			return p, nil
+		if r != c {
+			return c, nil
 		}
+		isRoot = true
 	}
-	return "", fmt.Errorf("%w: location %q resolves to %s, which is outside the allowed roots (%s)",
-		ErrLocation, loc, p, strings.Join(roots, ", "))
+	if isRoot {
+		return "", fmt.Errorf("%w: location %q resolves to %s, an allowed root itself: name a folder in it", ErrLocation, loc, c)
+	}
+	how := ""
+	if c != p {
+		how = " through a symlink"
+	}
+	return "", fmt.Errorf("%w: location %q resolves%s to %s, which is outside the allowed roots (%s)",
+		ErrLocation, loc, how, c, strings.Join(roots, ", "))
 }
 
 // looksLikeScheme reports whether a relative location starts like a URL

@@ -54,8 +54,15 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&cfg.RootPassword, "root-password", "", "root's password (default: $"+wire.RootPasswordEnv+", else the stored one, else generated and printed once)")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate file (PEM)")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key file (PEM)")
-	fs.Uint64Var(&cfg.MaxConnections, "max-connections", 0, "maximum simultaneous connections (0: no limit)")
-	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none)")
+	fs.Uint64Var(&cfg.MaxConnections, "max-connections", wire.DefaultMaxConnections,
+		"maximum simultaneous connections, logged in or not (1 to 100000); the next are refused with 1040")
+	fs.DurationVar(&cfg.ConnectTimeout, "connect-timeout", wire.DefaultConnectTimeout,
+		"how long a client may take to log in before its connection is closed (whole seconds, 2s or more)")
+	fs.Uint64Var(&cfg.MaxConnectErrors, "max-connect-errors", wire.DefaultMaxConnectErrors,
+		"failed logins in a row after which a client address is refused with 1129 until FLUSH HOSTS")
+	fs.Uint64Var(&cfg.OpenFilesLimit, "open-files-limit", 0,
+		"set the process's open-file limit (RLIMIT_NOFILE) at start (0: keep it); max-connections is lowered to fit it")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", 0, "network read timeout (0: none; a login is bounded by --connect-timeout)")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", 0, "network write timeout (0: none)")
 	fs.Var(&roots, "allowed-roots", allowedRootsUsage)
 	addStorageFlags(fs, &cfg.TableRoot, &storage)
@@ -69,11 +76,16 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "lakesql serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if cfg.MaxConnections == 0 || cfg.MaxConnectErrors == 0 || cfg.ConnectTimeout == 0 {
+		fmt.Fprintln(stderr, "lakesql serve: --max-connections, --connect-timeout and --max-connect-errors take no 0 (there is no unlimited setting)")
+		return 2
+	}
 	if err := storage.check(); err != nil {
 		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
 		return 2
 	}
 	cfg.AllowedRoots = roots
+	cfg.Log = stderr
 	cfg.Storage = storage.opts
 	if cfg.RootPassword == "" {
 		cfg.RootPassword = os.Getenv(wire.RootPasswordEnv)
@@ -98,12 +110,13 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	go func() { served <- srv.Serve() }()
 	fmt.Fprintf(stdout, "lakesql serving on %s (data %s)\n", srv.Addr(), cfg.DataDir)
 
+	code := 0
 	select {
 	case <-ctx.Done():
 	case err := <-served:
-		if err != nil {
-			fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
-		}
+		// Serve returns only after Shutdown: ending on its own is a failure.
+		fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+		code = 1
 	}
 	stop() // a second signal kills the process the default way
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -113,5 +126,5 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	fmt.Fprintln(stdout, "lakesql: server stopped")
-	return 0
+	return code
 }

@@ -212,6 +212,11 @@ func TestServeBadFlags(t *testing.T) {
 		{"--nosuch"},
 		{"--data", t.TempDir(), "extra"},
 		{"--data", t.TempDir(), "--tls-cert", "x.pem"},
+		{"--data", t.TempDir(), "--max-connections", "0"},
+		{"--data", t.TempDir(), "--max-connect-errors", "0"},
+		{"--data", t.TempDir(), "--connect-timeout", "0"},
+		{"--data", t.TempDir(), "--connect-timeout", "1s"},
+		{"--data", t.TempDir(), "--max-connections", "100001"},
 	} {
 		var stderr bytes.Buffer
 		if code := serveCommand(context.Background(), args, io.Discard, &stderr); code == 0 {

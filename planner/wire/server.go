@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -62,11 +63,41 @@ type Config struct {
 	RootPassword string
 	// TLSCertFile and TLSKeyFile enable TLS (both or neither).
 	TLSCertFile, TLSKeyFile string
-	// MaxConnections limits simultaneous connections; 0 is no limit.
+	// MaxConnections limits simultaneous connections, counted from their
+	// accept (logged in or not): DefaultMaxConnections when 0, at most
+	// 100000. It is lowered, with a warning on Log, when the open-file
+	// limit cannot hold it beside the server's own files (fdlimit.go).
 	MaxConnections uint64
-	// ReadTimeout and WriteTimeout bound each network read and write; 0 is none.
+	// ConnectTimeout bounds a login, from accept to the client's OK:
+	// DefaultConnectTimeout when 0, else whole seconds from 2s to
+	// 31536000s (connect_timeout's range).
+	ConnectTimeout time.Duration
+	// MaxConnectErrors blocks a client address after this many connection
+	// errors in a row (failed logins, logins timed out) until FLUSH HOSTS:
+	// DefaultMaxConnectErrors when 0.
+	MaxConnectErrors uint64
+	// OpenFilesLimit, when not 0, sets the process's open-file limit
+	// (RLIMIT_NOFILE) at start, as MySQL's --open-files-limit does.
+	OpenFilesLimit uint64
+	// ReadTimeout and WriteTimeout bound each network read and write; 0
+	// is none.
 	ReadTimeout, WriteTimeout time.Duration
+	// Log receives the server's own warnings (connections it cannot
+	// accept, an open-file limit too low); os.Stderr when nil. Never a
+	// secret.
+	Log io.Writer
 }
+
+// The defaults of Config's connection settings: MySQL's defaults for
+// max_connections, connect_timeout and max_connect_errors.
+const (
+	DefaultMaxConnections   = 151
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultMaxConnectErrors = 100
+)
+
+// maxMaxConnections is max_connections' largest value.
+const maxMaxConnections = 100000
 
 // ErrOpenServer refuses to listen beyond loopback without a password.
 var ErrOpenServer = errors.New("lakesql: refusing to listen beyond loopback without a root password: " +
@@ -78,6 +109,7 @@ type Server struct {
 	srv       *gmsserver.Server
 	errs      *errorLog
 	users     *Users
+	hosts     *hostErrors
 	addr      net.Addr
 	generated string
 
@@ -118,6 +150,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
+	if err := cfg.connectionDefaults(); err != nil {
+		return nil, err
+	}
 	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
 		return nil, errors.New("lakesql: --tls-cert and --tls-key go together")
 	}
@@ -149,11 +184,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("lakesql: listen on %s: %w", cfg.Listen, err)
 		}
 	}
-	if cfg.MaxConnections > 0 {
-		// lakesql counts connections itself, to refuse the extra ones
-		// with 1040 (see limitListener); vitess's limit stays off.
-		l = newLimitListener(l, cfg.MaxConnections)
+	if cfg.MaxConnections, err = fitOpenFileLimit(cfg.OpenFilesLimit, cfg.MaxConnections, cfg.Log); err != nil {
+		l.Close()
+		return nil, err
 	}
+	hosts := newHostErrors()
+	// lakesql admits connections itself, to refuse the extra ones with
+	// 1040 and blocked addresses with 1129 before the handshake, and to
+	// time logins out (see admitListener); vitess's limit stays off.
+	l = newAdmitListener(newPatientListener(l, cfg.Log), hosts, admitSettings)
 	l = guardListener{l} // answers the packets vitess cannot (commandGuard)
 
 	// Quiet go-mysql-server's per-connection info logging, and keep the
@@ -163,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
-		KnownUser: users.Has,
+		KnownUser: users.Has, FlushHosts: hosts.flush,
 	})
 	if err != nil {
 		l.Close()
@@ -196,7 +235,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		eng.Close()
 		return nil, err
 	}
-	s := &Server{engine: eng, users: users, generated: generated,
+	// The connection settings are system variables too, the ones
+	// admitListener reads (process-wide, like secure_file_priv).
+	if err := assignConnectionSettings(cfg); err != nil {
+		l.Close()
+		eng.Close()
+		return nil, err
+	}
+	s := &Server{engine: eng, users: users, generated: generated, hosts: hosts,
 		errs: newErrorLog(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
 	scfg := gmsserver.Config{
 		Protocol:         "tcp",
@@ -212,7 +258,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		// go-mysql-server hands vitess its own (disabled) user database as
 		// the AuthServer; lakesql's user store replaces it here.
 		ProtocolListenerFactory: func(c gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
-			lc.AuthServer = &authServer{users: users}
+			lc.AuthServer = loginWatch{AuthServer: &authServer{users: users}, hosts: hosts}
 			return gmsserver.MySQLProtocolListenerFactory(c, lc, sel)
 		},
 	}
@@ -256,10 +302,21 @@ func (s *Server) GeneratedPassword() string { return s.generated }
 // Engine is the planner engine the server runs.
 func (s *Server) Engine() *planner.Engine { return s.engine }
 
+// ErrStoppedAccepting reports that the server stopped accepting
+// connections while no Shutdown asked it to.
+var ErrStoppedAccepting = errors.New("lakesql: the server stopped accepting connections")
+
 // Serve accepts connections until Shutdown.
 func (s *Server) Serve() error {
 	defer close(s.done)
-	return s.srv.Start()
+	err := s.srv.Start()
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if err == nil && !closing {
+		err = ErrStoppedAccepting
+	}
+	return err
 }
 
 // buildSession is the server's SessionBuilder: a planner session per connection.
@@ -295,9 +352,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 func (s *Server) shutdown(ctx context.Context) error {
-	s.srv.Close() // stop accepting
 	s.mu.Lock()
 	s.closing = true
+	s.mu.Unlock()
+	s.srv.Close() // stop accepting
+	s.mu.Lock()
 	for _, c := range s.conns {
 		if !c.busy {
 			stopReading(c.conn)
@@ -424,7 +483,7 @@ func stopReading(c *mysql.Conn) {
 			nc = nil
 		case netutil.ConnWithTimeouts:
 			nc = x.Conn
-		case *limitedConn:
+		case *admittedConn:
 			nc = x.Conn
 		case *tls.Conn:
 			nc = x.NetConn()
