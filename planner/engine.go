@@ -28,6 +28,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/secret"
 	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
@@ -202,6 +203,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	registerSystemVariables()
 	e.gms = sqle.NewDefault(&provider{engine: e})
+	e.gms.ProcessList = maskedProcessList{e.gms.ProcessList}
 	e.gms.Analyzer.ExecBuilder = newStrictBuilder()
 	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
 	if err := e.nullUnknownTableRows(); err != nil {
@@ -688,7 +690,8 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		}
 		s, err := h.open(ctx)
 		if err != nil {
-			res.Rows = append(res.Rows, []any{h.rec.Name, "unavailable", nil, nil, nil, nil, err.Error()})
+			// Every session sees it: no URL password or token in it.
+			res.Rows = append(res.Rows, []any{h.rec.Name, "unavailable", nil, nil, nil, nil, secret.MaskURI(err.Error())})
 			continue
 		}
 		var last any
@@ -706,7 +709,7 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		health := s.Health()
 		var reason any
 		if health.Reason != "" {
-			reason = health.Reason
+			reason = secret.MaskURI(health.Reason)
 		}
 		res.Rows = append(res.Rows, []any{h.rec.Name, string(health.Status), last, version, m.Commits, m.RowsWritten, reason})
 	}

@@ -27,6 +27,12 @@ func MySQLError(err error) *mysql.SQLError {
 	if errors.As(err, &wrapped) && wrapped.Cause != nil {
 		err = wrapped.Cause
 	}
+	// A partial COMMIT keeps its failure's code, with its own message.
+	var partial *PartialCommitError
+	if errors.As(err, &partial) {
+		e := MySQLError(partial.Err)
+		return mysql.NewSQLError(e.Num, e.State, "%s", err.Error())
+	}
 	code := 0
 	var syn *SyntaxError
 	var noGrant errNoGrant

@@ -102,7 +102,7 @@ type sinkArea struct {
 var dataDirAreas = []string{"state", "tmp", "files", "cache", "iceberg"}
 
 // dataDirFiles are the data directory's own files.
-var dataDirFiles = []string{registryFile, "users.json", LockFile, ".lakesql_history"}
+var dataDirFiles = []string{registryFile, "users.json", "users.json.migrated", "privileges.db", LockFile, ".lakesql_history"}
 
 // dataDirCanonical is the data directory's canonical path.
 func (e *Engine) dataDirCanonical() string {

@@ -70,10 +70,12 @@ func withinObjectRoots(roots []string, p string) error {
 }
 
 // maskStorageSecret returns the value SHOW CREATE SINK shows for a
-// storage.* option: secrets masked.
-func maskStorageSecret(key, value string) (string, bool) {
-	if objectstore.IsSecret(key) {
-		return objectstore.Mask, true
+// storage.* option: secrets masked, and a password inside the endpoint's
+// URL; masked says the value changed.
+func maskStorageSecret(key, value string) (shown string, masked bool) {
+	if !strings.HasPrefix(key, storagePrefix) {
+		return value, false
 	}
-	return value, false
+	shown = objectstore.ShownValue(key, value)
+	return shown, shown != value
 }

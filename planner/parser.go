@@ -188,6 +188,9 @@ func (n *lakesqlNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) 
 	if n.err != nil {
 		return nil, n.err
 	}
+	if err := gateStatement(ctx, n.st); err != nil {
+		return nil, err
+	}
 	sess, _ := ctx.Session.(*Session)
 	res, err := n.engine.execLakesql(ctx, sess, n.st)
 	if err != nil {

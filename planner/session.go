@@ -219,6 +219,8 @@ type txn struct {
 	// readOnly is START TRANSACTION READ ONLY, or transaction_read_only:
 	// go-mysql-server then refuses writes (1792).
 	readOnly bool
+	// named are the sinks whose epoch the session named (lakesql_epoch).
+	named map[*sinkHandle]bool
 }
 
 func newTxn(readOnly bool) *txn {
@@ -577,6 +579,10 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 		e, named := s.explicitEpoch(ctx)
 		if named {
 			err = sink.BeginEpoch(ctx, e)
+			if t.named == nil {
+				t.named = map[*sinkHandle]bool{}
+			}
+			t.named[h] = true
 		} else {
 			e, err = sink.BeginNextEpoch(ctx)
 		}
@@ -607,20 +613,25 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) err
 }
 
 // commit commits every epoch of the transaction, in the order the sinks
-// were first written. A sink that fails to commit is rolled back; the ones
-// before it stay committed (replaying the epoch repairs the rest).
+// were first written. A sink that fails to commit is rolled back, and so
+// are the ones after it; the ones before it stay committed, and the error
+// of a transaction over several sinks says which (PartialCommitError).
 func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 	defer t.unlockAll()
 	var errs []error
+	var landed []LandedSink
+	var notCommitted []string
 	for _, h := range t.order {
 		e := t.epochs[h]
 		sink, oerr := h.open(ctx)
 		if oerr != nil {
 			errs = append(errs, oerr)
+			notCommitted = append(notCommitted, h.rec.Name)
 			continue
 		}
 		if len(errs) > 0 {
 			_ = sink.RollbackEpoch(ctx, e)
+			notCommitted = append(notCommitted, h.rec.Name)
 			continue
 		}
 		var res sqlsink.CommitResult
@@ -632,14 +643,48 @@ func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 		case cerr != nil:
 			_ = sink.RollbackEpoch(context.WithoutCancel(ctx), e)
 			errs = append(errs, fmt.Errorf("sink %s: %w", h.rec.Name, cerr))
+			notCommitted = append(notCommitted, h.rec.Name)
 		case res.Skipped:
 			skipped++
+			landed = append(landed, LandedSink{Name: h.rec.Name, Epoch: res.Epoch, Version: res.Version, Replayed: true})
 		default:
 			committed++
+			landed = append(landed, LandedSink{Name: h.rec.Name, Epoch: res.Epoch, Version: res.Version})
 		}
 	}
+	err = errors.Join(errs...)
+	if err != nil && len(t.order) > 1 {
+		epoch, safe := t.replayEpoch(landed)
+		err = &PartialCommitError{Landed: landed, NotCommitted: notCommitted, Epoch: epoch, ReplaySafe: safe, Err: err}
+	}
 	t.order, t.epochs = nil, nil
-	return skipped, committed, errors.Join(errs...)
+	return skipped, committed, err
+}
+
+// replayEpoch returns the one epoch the session named for every sink of
+// the transaction, or -1; safe says a replay of the whole transaction
+// with it finishes the transaction: every sink landed it as that epoch
+// and is exactly-once, so it skips the epoch it holds.
+func (t *txn) replayEpoch(landed []LandedSink) (epoch int64, safe bool) {
+	epoch = -1
+	for i, h := range t.order {
+		if !t.named[h] || (i > 0 && t.epochs[h] != epoch) {
+			return -1, false
+		}
+		epoch = t.epochs[h]
+		if h.def == nil {
+			return epoch, false
+		}
+		if so, err := parseOptions(h.def.Format, h.def.Options); err != nil || so.delivery == sqlsink.AtLeastOnce {
+			return epoch, false
+		}
+	}
+	for _, l := range landed {
+		if l.Epoch != epoch {
+			return epoch, false
+		}
+	}
+	return epoch, true
 }
 
 func (t *txn) rollback(ctx context.Context) error {

@@ -38,6 +38,9 @@ func newStrictBuilder() gms.NodeExecBuilder {
 }
 
 func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
+	if err := gateNode(ctx, n); err != nil {
+		return nil, err
+	}
 	switch n := n.(type) {
 	case *plan.Into:
 		return s.buildInto(ctx, n, row)

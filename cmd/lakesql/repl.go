@@ -49,6 +49,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/shopspring/decimal"
 
+	"github.com/lakesql/lakesql/internal/secret"
 	"github.com/lakesql/lakesql/planner"
 )
 
@@ -206,7 +207,9 @@ func (r *repl) interactive(stdin io.Reader) int {
 				continue
 			case `\history`:
 				for i, h := range r.history {
-					fmt.Fprintf(r.stdout, "%5d  %s\n", i+1, h)
+					// Masked again: a history file written before
+					// lakesql masked it may hold secrets.
+					fmt.Fprintf(r.stdout, "%5d  %s\n", i+1, secret.MaskSQL(h))
 				}
 				continue
 			}
@@ -238,9 +241,11 @@ func (r *repl) loadHistory() {
 	}
 }
 
-// remember adds a statement to the history and the history file.
+// remember adds a statement to the history and the history file, its
+// secrets masked (secret.MaskSQL): the file outlives the session, and
+// \history prints it.
 func (r *repl) remember(stmt string) {
-	h := strings.Join(strings.Fields(stmt), " ")
+	h := secret.MaskSQL(strings.Join(strings.Fields(stmt), " "))
 	if h == "" {
 		return
 	}

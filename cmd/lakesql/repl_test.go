@@ -289,3 +289,36 @@ func TestREPLTypedValues(t *testing.T) {
 		t.Errorf("stdout %s\nwant a row %s", out, want)
 	}
 }
+
+// TestREPLHistoryMasksSecrets: the history file and \history keep a
+// statement with its secrets masked, the rest as typed; a history file
+// from before masking is masked when \history prints it.
+func TestREPLHistoryMasksSecrets(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	old := "CREATE SINK old INTO DELTA 's3://b/o' (id INT) WITH (storage.secret_access_key = 'old-secret-1')\n"
+	if err := os.WriteFile(filepath.Join(dir, historyFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := newTestREPL(t, dir, &out, &errb)
+	in := "CREATE SINK s3s INTO DELTA 's3://nobucket/x' (id INT)\n  WITH (storage.endpoint = 'http://u:proxy-pw-2@127.0.0.1:1', storage.access_key_id = 'AKIA', storage.secret_access_key = 'new-secret-3');\n" +
+		"SELECT 'kept' /* password=pw-in-comment-4 */;\n\\history\n"
+	r.interactive(strings.NewReader(in))
+	hist, err := os.ReadFile(filepath.Join(dir, historyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHist := old + "CREATE SINK s3s INTO DELTA 's3://nobucket/x' (id INT) WITH (storage.endpoint = 'http://u:****@127.0.0.1:1', storage.access_key_id = '****', storage.secret_access_key = '****')\n" +
+		"SELECT 'kept' /* password=**** */\n"
+	if diff := cmp.Diff(wantHist, string(hist)); diff != "" {
+		t.Errorf("history file (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"old-secret-1", "proxy-pw-2", "new-secret-3", "pw-in-comment-4"} {
+		if strings.Contains(out.String(), s) || strings.Contains(errb.String(), s) {
+			t.Errorf("the REPL printed %s:\n%s\n%s", s, out.String(), errb.String())
+		}
+	}
+	if !strings.Contains(out.String(), "    1  CREATE SINK old INTO DELTA 's3://b/o' (id INT) WITH (storage.secret_access_key = '****')\n") {
+		t.Errorf("\\history: %q", out.String())
+	}
+}

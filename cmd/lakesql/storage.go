@@ -41,11 +41,7 @@ func (s *storageFlags) String() string {
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(s.opts)) {
-		v := s.opts[k]
-		if objectstore.IsSecret(k) {
-			v = objectstore.Mask
-		}
-		parts = append(parts, k+"="+v)
+		parts = append(parts, k+"="+objectstore.ShownValue(k, s.opts[k]))
 	}
 	return strings.Join(parts, ",")
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-
 // firstPacket opens a TCP connection to addr and reads the server's first
 // packet (a greeting, or an error in its place), leaving the connection
 // open and silent. A deadline guards against a server that never answers.

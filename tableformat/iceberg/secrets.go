@@ -2,9 +2,10 @@ package iceberg
 
 import (
 	"errors"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/lakesql/lakesql/internal/secret"
 )
 
 // Redacted stands in for a secret wherever properties or errors are shown.
@@ -25,12 +26,9 @@ func IsSecretKey(key string) bool {
 	return false
 }
 
-// userinfo matches the password of user:password@ in a URI or a DSN
-// (postgres://u:p@h/db, u:p@tcp(h)/db).
-var userinfo = regexp.MustCompile(`((?:^|://)[^:/@\s]*[^:/@\s]):([^@\s/][^@\s]*)@`)
-
 // RedactProperties returns a copy of props fit to print: secret values are
-// replaced, and so are passwords inside URIs and DSNs.
+// replaced, and so are passwords and secret-looking parameters inside
+// URIs and DSNs (secret.MaskURI).
 func RedactProperties(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
@@ -38,7 +36,7 @@ func RedactProperties(props map[string]string) map[string]string {
 		case IsSecretKey(k) && v != "":
 			out[k] = Redacted
 		default:
-			out[k] = userinfo.ReplaceAllString(v, "${1}:"+Redacted+"@")
+			out[k] = secret.MaskURIWith(v, Redacted)
 		}
 	}
 	return out
@@ -52,9 +50,9 @@ func secretValues(props map[string]string) []string {
 		if IsSecretKey(k) && len(v) >= 3 {
 			out = append(out, v)
 		}
-		for _, m := range userinfo.FindAllStringSubmatch(v, -1) {
-			if len(m[2]) >= 3 {
-				out = append(out, m[2])
+		for _, s := range secret.Values(v) {
+			if len(s) >= 3 {
+				out = append(out, s)
 			}
 		}
 	}

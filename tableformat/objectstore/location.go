@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesql/lakesql/internal/secret"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -157,7 +158,17 @@ func IsSecret(key string) bool {
 }
 
 // Mask is what secrets are replaced with wherever they would be shown.
-const Mask = "****"
+const Mask = secret.Mask
+
+// ShownValue is an option's value as it may be shown: Mask for a secret,
+// else the value with any password or secret-looking parameter of a URL
+// masked (storage.endpoint = 'http://user:password@host').
+func ShownValue(key, value string) string {
+	if IsSecret(key) {
+		return Mask
+	}
+	return secret.MaskURI(value)
+}
 
 // FromProperties reads storage.* options; other keys are ignored, unknown
 // storage.* keys are refused.
@@ -216,11 +227,7 @@ func (o *Options) set(k, v string) error {
 		return fmt.Errorf("unknown storage option %q (known: %s)", k, strings.Join(Keys(), ", "))
 	}
 	if err != nil {
-		shown := v
-		if IsSecret(k) {
-			shown = Mask
-		}
-		return fmt.Errorf("storage option %s = %q: %w", k, shown, err)
+		return fmt.Errorf("storage option %s = %q: %w", k, ShownValue(k, v), err)
 	}
 	return nil
 }
