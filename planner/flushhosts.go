@@ -27,7 +27,8 @@ func (p *gmsParser) injectFlushHosts(_ context.Context, query string) (ast.State
 	if err != nil || !ok || f.Option == nil || !strings.EqualFold(f.Option.Name, "hosts") {
 		return nil, false
 	}
-	return ast.InjectedStatement{Statement: &flushHostsNode{flush: p.engine.opts.FlushHosts}}, true
+	// The parsed statement's authorization: RELOAD, as MySQL asks.
+	return ast.InjectedStatement{Auth: f.Auth, Statement: &flushHostsNode{flush: p.engine.opts.FlushHosts}}, true
 }
 
 // flushHostsNode runs FLUSH HOSTS.
