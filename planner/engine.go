@@ -176,6 +176,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	registerSystemVariables()
 	e.gms = sqle.NewDefault(&provider{engine: e})
 	e.gms.Analyzer.ExecBuilder = newStrictBuilder()
+	interruptibleAnalysis(e.gms.Analyzer)
 	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
 	if err := e.nullUnknownTableRows(); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/big"
 	"strings"
+	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -29,6 +30,8 @@ import (
 // to the default builder.
 type strictBuilder struct {
 	build gms.NodeExecBuilder // the whole builder, override included
+	// joins are the joins being built by the default builder (interrupt.go).
+	joins sync.Map
 }
 
 func newStrictBuilder() gms.NodeExecBuilder {
@@ -39,6 +42,8 @@ func newStrictBuilder() gms.NodeExecBuilder {
 
 func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
 	switch n := n.(type) {
+	case *plan.JoinNode:
+		return s.interruptibleJoin(ctx, n, row)
 	case *plan.InsertInto:
 		if _, done := n.Source.(*checkedSource); done {
 			return nil, nil

@@ -459,6 +459,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		return errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
 	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
@@ -470,6 +472,8 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return "", errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb))
 	err = h.finish(ctx, c, err)
@@ -482,8 +486,14 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		return nil, errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	if err := checkParamCount(p); err != nil {
+		delete(c.PrepareData, p.StatementID)
+		return nil, err
+	}
+	if err := h.prepareCost(c, query); err != nil {
 		delete(c.PrepareData, p.StatementID)
 		return nil, err
 	}
@@ -499,6 +509,8 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 		return errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	padBinaryTimes(p)
 	err := checkFloatParams(p)
