@@ -79,4 +79,3 @@ func tcpConn(nc net.Conn) *net.TCPConn {
 	}
 	return nil
 }
-
