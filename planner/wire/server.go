@@ -516,6 +516,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	err := checkFloatParams(p)
 	if err == nil {
 		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+			if err := h.checkRowSizes(c, r); err != nil {
+				return err
+			}
 			h.replayed(c, r)
 			h.describe(r)
 			h.syncStatus(ctx, c)
@@ -531,6 +534,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 // status flags of the OK packet the callback writes (syncStatus).
 func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
+		if err := h.checkRowSizes(c, r); err != nil {
+			return err
+		}
 		h.replayed(c, r)
 		h.describe(r)
 		h.syncStatus(ctx, c)
