@@ -13,6 +13,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
@@ -31,7 +32,8 @@ const (
 	// (eight times that for %, whose analysis costs that much more): many
 	// chains within MaxArithmeticDepth add up.
 	MaxArithmeticNesting = 250_000
-	// MaxSelectNesting bounds how deep subqueries nest.
+	// MaxSelectNesting bounds how deep subqueries in expressions nest
+	// (scalar, IN, EXISTS; derived tables in FROM are not counted).
 	MaxSelectNesting = 10
 	// MaxSubqueryWeight bounds the sum, over a statement's subqueries, of
 	// 2 to the power of each one's nesting level (1 for a subquery of the
@@ -76,8 +78,12 @@ type costWalk struct {
 }
 
 // costPos is where a node sits: the expressions, arithmetic operators and
-// subqueries above it, itself included.
-type costPos struct{ exprs, arith, selects int }
+// subqueries above it, itself included; table says its parent is a table
+// expression (a subquery there is a derived table).
+type costPos struct {
+	exprs, arith, selects int
+	table                 bool
+}
 
 func (w *costWalk) enter(n ast.SQLNode, pos costPos) error {
 	w.nodes++
@@ -105,6 +111,11 @@ func (w *costWalk) enter(n ast.SQLNode, pos costPos) error {
 			return fmt.Errorf("%w: its arithmetic operators nest more than %d deep in all (the operators above each, summed)", ErrTooComplex, MaxArithmeticNesting)
 		}
 	case *ast.Subquery:
+		if pos.table {
+			// A derived table: go-mysql-server analyses nested ones
+			// in linear time (50 deep take milliseconds).
+			break
+		}
 		pos.selects++
 		if pos.selects > MaxSelectNesting {
 			return fmt.Errorf("%w: subqueries nest more than %d levels deep", ErrSelectNesting, MaxSelectNesting)
@@ -113,6 +124,10 @@ func (w *costWalk) enter(n ast.SQLNode, pos costPos) error {
 		if w.subqueries > MaxSubqueryWeight {
 			return fmt.Errorf("%w: its subqueries weigh more than %d in all (each 2 to the power of its nesting level)", ErrSelectNesting, MaxSubqueryWeight)
 		}
+	}
+	_, pos.table = n.(*ast.AliasedTableExpr)
+	if _, ok := n.(ast.WalkableSQLNode); !ok {
+		return w.enterFields(n, pos)
 	}
 	// Walk calls the visitor on n itself first, then on each child: the
 	// children are entered one level down.
@@ -124,4 +139,49 @@ func (w *costWalk) enter(n ast.SQLNode, pos costPos) error {
 		}
 		return false, w.enter(c, pos)
 	}, n)
+}
+
+var sqlNodeType = reflect.TypeFor[ast.SQLNode]()
+
+// enterFields enters the children of a node vitess cannot walk (EXPLAIN's
+// statement, CALL's arguments, ...): its fields that hold nodes, or
+// slices of them.
+func (w *costWalk) enterFields(n ast.SQLNode, pos costPos) error {
+	v := reflect.ValueOf(n)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range v.NumField() {
+		if err := w.enterValue(v.Field(i), pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *costWalk) enterValue(f reflect.Value, pos costPos) error {
+	switch {
+	case !f.CanInterface():
+		return nil
+	case f.Kind() == reflect.Slice && f.Type().Elem().Implements(sqlNodeType):
+		for j := range f.Len() {
+			if err := w.enterValue(f.Index(j), pos); err != nil {
+				return err
+			}
+		}
+	case f.Type().Implements(sqlNodeType):
+		if (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
+			return nil
+		}
+		if c, ok := f.Interface().(ast.SQLNode); ok {
+			return w.enter(c, pos)
+		}
+	}
+	return nil
 }
