@@ -40,6 +40,9 @@ var (
 	// ErrUnsupported: the table or the request uses something the backend
 	// does not implement.
 	ErrUnsupported = errors.New("unsupported")
+	// ErrCorrupt: the table's log or metadata cannot be replayed (bad
+	// JSON, a missing version); the table is refused, never guessed at.
+	ErrCorrupt = errors.New("table is corrupt")
 	// ErrNoTable: the table does not exist.
 	ErrNoTable = errors.New("table does not exist")
 	// ErrInvalid: the request itself is malformed.

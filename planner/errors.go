@@ -29,7 +29,18 @@ func MySQLError(err error) *mysql.SQLError {
 	code := 0
 	var syn *SyntaxError
 	var noGrant errNoGrant
+	var exists errFileExists
+	var notFound errFileNotFound
+	var cantCreate errCantCreateFile
 	switch {
+	case errors.Is(err, ErrFilePriv):
+		code = mysql.EROptionPreventsStatement
+	case errors.As(err, &exists):
+		code = mysql.ERFileExists
+	case errors.As(err, &notFound):
+		code = erFileNotFound
+	case errors.As(err, &cantCreate):
+		code = erCantCreateFile
 	case errors.As(err, &noGrant):
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
@@ -37,6 +48,8 @@ func MySQLError(err error) *mysql.SQLError {
 	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
 		code = mysql.ERNotSupportedYet
+	case errors.Is(err, catalogadapter.ErrCorrupt):
+		code = erTableCorrupt
 	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
 		code = mysql.ERNoSuchTable
 	case errors.Is(err, ErrSinkExists):
@@ -85,6 +98,10 @@ func MySQLError(err error) *mysql.SQLError {
 
 // erTooBigScale is MySQL's ER_TOO_BIG_SCALE, which vitess does not name.
 const erTooBigScale = 1425
+
+// erTableCorrupt is MySQL's ER_TABLE_CORRUPT ("the table is missing,
+// corrupt or contains bad data"), which vitess does not name.
+const erTableCorrupt = 1877
 
 // erInvalidJSONText is MySQL's ER_INVALID_JSON_TEXT, which vitess does not name.
 const erInvalidJSONText = 3140

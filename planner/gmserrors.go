@@ -97,6 +97,10 @@ var gmsKinds = []*gmsKind{
 	{kind: parserSyntaxError, code: mysql.ERParseError, state: mysql.SSClientError,
 		pattern: `^syntax error at position \S+(?: near '(?s:.*)')?$`},
 
+	// SELECT ... INTO of more than one row into variables or a DUMPFILE:
+	// 1172, ER_TOO_MANY_ROWS.
+	{kind: gms.ErrMoreThanOneRow, code: mysql.ERTooManyRows, state: "42000"},
+
 	// System variables.
 	{kind: gms.ErrInvalidSystemVariableValue, code: mysql.ERWrongValueForVar, state: mysql.SSClientError,
 		refine: wrongValueForVar},

@@ -78,8 +78,9 @@ func padSize(ctx *gms.Context, a []any, ts []gms.Type) (int64, bool) {
 	return mul(max(intArg(ctx, a[1]), 0), width), true
 }
 
-// Function gives go-mysql-server the bounded functions (sql.FunctionProvider).
-func (p *provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
+// packetBoundedFunction returns the bounded function of a name, if it is
+// one (the provider's Function gives go-mysql-server these).
+func packetBoundedFunction(name string) (gms.Function, bool) {
 	name = strings.ToLower(name)
 	size, ok := packetBounded[name]
 	if !ok {

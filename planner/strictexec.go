@@ -44,6 +44,10 @@ func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.Ro
 	switch n := n.(type) {
 	case *plan.JoinNode:
 		return s.interruptibleJoin(ctx, n, row)
+	case *plan.Into:
+		return s.buildInto(ctx, n, row)
+	case *plan.LoadData:
+		return s.buildLoadData(ctx, n, row)
 	case *plan.InsertInto:
 		if _, done := n.Source.(*checkedSource); done {
 			return nil, nil

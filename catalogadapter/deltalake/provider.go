@@ -323,14 +323,15 @@ func (c *snapshotCache) drop(path string, prev *delta.Snapshot) {
 }
 
 // readError maps a delta read error to the catalogadapter sentinels,
-// keeping the delta error in the chain. A corrupt log is reported as
-// unsupported: either way we refuse to read the table.
+// keeping the delta error in the chain.
 func readError(path string, err error) error {
 	switch {
 	case errors.Is(err, delta.ErrNotATable), errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("open Delta table %s: %w: %w", path, catalogadapter.ErrNoTable, err)
-	case errors.Is(err, delta.ErrUnsupportedFeature), errors.Is(err, delta.ErrCorruptLog):
+	case errors.Is(err, delta.ErrUnsupportedFeature):
 		return fmt.Errorf("open Delta table %s: %w: %w", path, catalogadapter.ErrUnsupported, err)
+	case errors.Is(err, delta.ErrCorruptLog):
+		return fmt.Errorf("open Delta table %s: %w: %w", path, catalogadapter.ErrCorrupt, err)
 	}
 	return fmt.Errorf("open Delta table %s: %w", path, err)
 }
@@ -448,7 +449,7 @@ func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent
 	// after a checkpoint has none, and must not get a second version 0.
 	if _, err := t.Latest(ctx); err == nil {
 		return fmt.Errorf("create Delta table %s: %w", path, catalogadapter.ErrTableExists)
-	} else if rerr := readError(path, err); errors.Is(rerr, catalogadapter.ErrUnsupported) {
+	} else if rerr := readError(path, err); errors.Is(rerr, catalogadapter.ErrUnsupported) || errors.Is(rerr, catalogadapter.ErrCorrupt) {
 		// A log we cannot read is still a table: never write over it.
 		return fmt.Errorf("create Delta table %s: %w: %w", path, catalogadapter.ErrTableExists, rerr)
 	} else if !errors.Is(rerr, catalogadapter.ErrNoTable) {

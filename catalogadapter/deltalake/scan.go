@@ -178,14 +178,13 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 		query, err = snap.ScanFilesSQL(ctx, q, files)
 	}
 	if err != nil {
-		if isUnreadable(err) {
+		switch {
+		case errors.Is(err, delta.ErrUnsupportedFeature):
 			return "", fmt.Errorf("scan %s at version %d: %w: %w", tpath, snap.Version, catalogadapter.ErrUnsupported, err)
+		case errors.Is(err, delta.ErrCorruptLog):
+			return "", fmt.Errorf("scan %s at version %d: %w: %w", tpath, snap.Version, catalogadapter.ErrCorrupt, err)
 		}
 		return "", fmt.Errorf("scan %s at version %d: %w", tpath, snap.Version, err)
 	}
 	return query, nil
-}
-
-func isUnreadable(err error) bool {
-	return errors.Is(err, delta.ErrUnsupportedFeature) || errors.Is(err, delta.ErrCorruptLog)
 }

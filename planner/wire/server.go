@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,7 +36,7 @@ const DefaultListen = "127.0.0.1:3306"
 
 // SecureFilesDir is the folder of the data directory that file-reading
 // and file-writing SQL (LOAD_FILE, LOAD DATA, INTO OUTFILE) is confined to.
-const SecureFilesDir = "files"
+const SecureFilesDir = planner.FilesDir
 
 // RootPasswordEnv is the environment variable that sets root's password.
 const RootPasswordEnv = "LAKESQL_ROOT_PASSWORD"
@@ -186,16 +187,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	// Files the SQL functions and statements of go-mysql-server may read
-	// or write (LOAD_FILE, LOAD DATA, SELECT ... INTO OUTFILE) are
-	// confined to DATA/files, not the whole file system the server can
-	// reach (go-mysql-server's default). A process-wide setting.
-	if abs, aerr := filepath.Abs(cfg.DataDir); aerr == nil {
-		if err := gms.SystemVariables.AssignValues(map[string]any{"secure_file_priv": filepath.Join(abs, SecureFilesDir)}); err != nil {
-			l.Close()
-			eng.Close()
-			return nil, fmt.Errorf("lakesql: secure_file_priv: %w", err)
-		}
+	// The planner confines LOAD_FILE, LOAD DATA and SELECT ... INTO
+	// OUTFILE to DATA/files (planner/filefuncs.go); secure_file_priv says
+	// so to clients, and go-mysql-server's own check of LOAD DATA's
+	// resolved path, a process-wide setting, needs it resolved too.
+	if err := setSecureFilePriv(cfg.DataDir); err != nil {
+		l.Close()
+		eng.Close()
+		return nil, err
 	}
 	s := &Server{engine: eng, users: users, generated: generated,
 		errs: newErrorLog(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
@@ -226,6 +225,25 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.srv = srv
 	return s, nil
+}
+
+// setSecureFilePriv creates DATA/files and sets secure_file_priv to its
+// path with its symlinks resolved.
+func setSecureFilePriv(dataDir string) error {
+	dir, err := filepath.Abs(filepath.Join(dataDir, SecureFilesDir))
+	if err != nil {
+		return fmt.Errorf("lakesql: secure_file_priv: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lakesql: secure_file_priv: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if err := gms.SystemVariables.AssignValues(map[string]any{"secure_file_priv": dir}); err != nil {
+		return fmt.Errorf("lakesql: secure_file_priv: %w", err)
+	}
+	return nil
 }
 
 // Addr is the address the server listens on.
@@ -462,6 +480,9 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	ctx, unwatch := watchPeer(ctx, c)
 	defer unwatch()
 	h.forget(c)
+	if emptyQuery(query) {
+		return errEmptyQuery
+	}
 	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
 	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
 	return err

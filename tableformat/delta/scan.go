@@ -326,6 +326,10 @@ func parquetSchemas(ctx context.Context, q Querier, paths []string) (map[string]
 	rows, err := q.QueryContext(ctx, fmt.Sprintf(
 		"SELECT file_name, name, num_children, field_id FROM parquet_schema(%s) ORDER BY file_name, column_id", sqlList(paths)))
 	if err != nil {
+		if strings.Contains(err.Error(), "No files found that match the pattern") {
+			// The log names a file that is not there: the table lost data.
+			return nil, fmt.Errorf("read data file schemas: %w: a data file the log names is missing: %w", ErrCorruptLog, err)
+		}
 		return nil, fmt.Errorf("read data file schemas: %w", err)
 	}
 	defer rows.Close()
