@@ -7,11 +7,6 @@ package planner
 // next rule (nested subqueries are analysed rule by rule too). Analysis
 // changes no session state, so stopping between rules leaves none half
 // changed.
-//
-// Joins are the other place: go-mysql-server's join iterators never look
-// at the context either, and a cross join produces its rows from memory
-// without anything under it that does. Every join's iterator is wrapped
-// in one that checks the context as rows pass.
 
 import (
 	"fmt"
@@ -45,39 +40,4 @@ func interruptible(apply analyzer.RuleFunc) analyzer.RuleFunc {
 		}
 		return apply(ctx, a, n, scope, sel, qf)
 	}
-}
-
-// interruptibleJoin builds a join's iterator with the default builder and
-// wraps it in interruptibleIter. The join is noted while it is built, so
-// the default builder's own call of the override leaves it alone.
-func (s *strictBuilder) interruptibleJoin(ctx *gms.Context, n *plan.JoinNode, row gms.Row) (gms.RowIter, error) {
-	if _, building := s.joins.LoadOrStore(n, true); building {
-		return nil, nil
-	}
-	defer s.joins.Delete(n)
-	iter, err := s.build.Build(ctx, n, row)
-	if err != nil {
-		return nil, err
-	}
-	return &interruptibleIter{RowIter: iter}, nil
-}
-
-// interruptCheckRows is how many rows pass between two looks at the context.
-const interruptCheckRows = 256
-
-// interruptibleIter ends its rows with the context's error once the
-// statement is cancelled.
-type interruptibleIter struct {
-	gms.RowIter
-	n int
-}
-
-func (it *interruptibleIter) Next(ctx *gms.Context) (gms.Row, error) {
-	it.n++
-	if it.n%interruptCheckRows == 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return it.RowIter.Next(ctx)
 }

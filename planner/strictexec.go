@@ -14,7 +14,6 @@ import (
 	"math"
 	"math/big"
 	"strings"
-	"sync"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -30,8 +29,6 @@ import (
 // to the default builder.
 type strictBuilder struct {
 	build gms.NodeExecBuilder // the whole builder, override included
-	// joins are the joins being built by the default builder (interrupt.go).
-	joins sync.Map
 }
 
 func newStrictBuilder() gms.NodeExecBuilder {
@@ -42,8 +39,6 @@ func newStrictBuilder() gms.NodeExecBuilder {
 
 func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
 	switch n := n.(type) {
-	case *plan.JoinNode:
-		return s.interruptibleJoin(ctx, n, row)
 	case *plan.Into:
 		return s.buildInto(ctx, n, row)
 	case *plan.LoadData:
