@@ -42,7 +42,7 @@ const (
 	MaxSubqueryWeight = 4096
 	// MaxStatementNodes bounds the nodes of a parsed statement (every
 	// value, operator, list and clause): a 100,000-row INSERT ... VALUES
-	// of up to 9 columns is within it.
+	// of up to 8 columns is within it.
 	MaxStatementNodes = 1_000_000
 )
 
