@@ -90,3 +90,4 @@ func TestRoutedQueryInterrupted(t *testing.T) {
 		t.Errorf("routed SELECT with a cancelled context: %v, want 1317", err)
 	}
 }
+
