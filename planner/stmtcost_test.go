@@ -90,4 +90,3 @@ func TestRoutedQueryInterrupted(t *testing.T) {
 		t.Errorf("routed SELECT with a cancelled context: %v, want 1317", err)
 	}
 }
-
