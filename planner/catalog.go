@@ -237,6 +237,10 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 	}
 	rows, err := e.db.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM ("+scan+")")
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Killed (or its client gone) while DuckDB read: 1317.
+			return nil, fmt.Errorf("sink %s: read: %w (%w)", t.h.rec.Name, errInterrupted, cerr)
+		}
 		return nil, fmt.Errorf("sink %s: read: %w", t.h.rec.Name, err)
 	}
 	return &scanIter{t: t, rows: rows, n: len(cols)}, nil
@@ -263,6 +267,9 @@ type scanIter struct {
 func (it *scanIter) Next(ctx *gms.Context) (gms.Row, error) {
 	if !it.rows.Next() {
 		if err := it.rows.Err(); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("sink %s: read: %w (%w)", it.t.h.rec.Name, errInterrupted, cerr)
+			}
 			return nil, err
 		}
 		return nil, io.EOF

@@ -3,6 +3,7 @@ package planner
 // MySQL error codes for lakesql's errors, for the REPL and the server.
 
 import (
+	"context"
 	"errors"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
@@ -92,6 +93,13 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERLockWaitTimeout
 	case errors.Is(err, errInterrupted):
 		code = mysql.ERQueryInterrupted
+	case errors.Is(err, context.Canceled):
+		// KILL QUERY, KILL or a client gone cancelled the statement.
+		return mysql.NewSQLError(mysql.ERQueryInterrupted, mysql.SSQueryInterrupted, "Query execution was interrupted")
+	case errors.Is(err, ErrTooComplex):
+		code = erStackOverrun
+	case errors.Is(err, ErrSelectNesting):
+		code = erTooHighNestSelect
 	case errors.Is(err, catalogadapter.ErrConflict):
 		// Other writers kept winning: MySQL's "try restarting transaction".
 		code = mysql.ERLockDeadlock

@@ -8,6 +8,7 @@ package planner
 // kind's own format.
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -203,6 +204,13 @@ func gmsCode(err error) (code int, state string, ok bool) {
 func ClassifyMessage(e *mysql.SQLError) *mysql.SQLError {
 	if e == nil || e.Num != mysql.ERUnknownError {
 		return e
+	}
+	if e.Message == context.Canceled.Error() {
+		// The statement's context, cancelled by KILL QUERY, KILL or a
+		// client gone, ended it while its rows were read.
+		c := *e
+		c.Num, c.State, c.Message = mysql.ERQueryInterrupted, mysql.SSQueryInterrupted, "Query execution was interrupted"
+		return &c
 	}
 	for _, k := range gmsKinds {
 		if k.msg != nil && k.msg.MatchString(e.Message) {

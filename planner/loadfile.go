@@ -24,7 +24,7 @@ func (p *provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
 			return &fileGated{loadFile: newLoadFile(name).(*loadFile), engine: p.engine}
 		}}, true
 	}
-	return nil, false
+	return packetBoundedFunction(name)
 }
 
 // loadFile is LOAD_FILE(name).

@@ -31,7 +31,8 @@ func (p *gmsParser) ParseSimple(query string) (ast.Statement, error) {
 	if st, ok, err := p.inject(nil, query); ok {
 		return st, err
 	}
-	return p.mysql.ParseSimple(query)
+	st, err := p.mysql.ParseSimple(query)
+	return p.bounded(st), err
 }
 
 func (p *gmsParser) Parse(ctx *gms.Context, query string, multi bool) (ast.Statement, string, string, error) {
@@ -45,14 +46,29 @@ func (p *gmsParser) ParseWithOptions(ctx context.Context, query string, delimite
 		// in multi-statement splitting.
 		return st, s, "", err
 	}
-	return p.mysql.ParseWithOptions(ctx, query, delimiter, multi, options)
+	st, parsed, rest, err := p.mysql.ParseWithOptions(ctx, query, delimiter, multi, options)
+	return p.bounded(st), parsed, rest, err
 }
 
 func (p *gmsParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
 	if st, ok, err := p.inject(ctx, query); ok {
 		return st, len(query), err
 	}
-	return p.mysql.ParseOneWithOptions(ctx, query, options)
+	st, n, err := p.mysql.ParseOneWithOptions(ctx, query, options)
+	return p.bounded(st), n, err
+}
+
+// bounded returns a parsed statement, or in its place one that fails with
+// the error of a statement too costly to analyse (stmtcost.go): an error
+// returned by the parser would become a syntax error.
+func (p *gmsParser) bounded(st ast.Statement) ast.Statement {
+	if st == nil {
+		return nil
+	}
+	if err := CheckCost(st); err != nil {
+		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, err: err}}
+	}
+	return st
 }
 
 // inject returns the injected statement for a lakesql statement or a

@@ -72,6 +72,9 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 	if err != nil {
 		return nil, noRoute("parse: %v", err)
 	}
+	if err := CheckCost(st); err != nil {
+		return nil, noRoute("%v", err) // go-mysql-server's parse refuses it
+	}
 	sel, ok := st.(*ast.Select)
 	if !ok {
 		return nil, noRoute("not a plain SELECT")
@@ -650,7 +653,7 @@ func (e *Engine) runDuck(ctx context.Context, gctx *gms.Context, p *duckPlan) (*
 	q := "WITH " + sinkCTE + " AS (" + scan + ") " + p.body
 	rows, err := e.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, errDuckQuery{err}
+		return nil, duckFailed(ctx, err)
 	}
 	defer rows.Close()
 	res := &Result{Columns: p.columns}
@@ -685,9 +688,19 @@ func (e *Engine) runDuck(ctx context.Context, gctx *gms.Context, p *duckPlan) (*
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, errDuckQuery{err}
+		return nil, duckFailed(ctx, err)
 	}
 	return res, nil
+}
+
+// duckFailed is the error of a routed query DuckDB failed: interrupted
+// when the statement's context was cancelled (duckdb-go interrupts the
+// query then), else DuckDB's own.
+func duckFailed(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%w)", errInterrupted, cerr)
+	}
+	return errDuckQuery{err}
 }
 
 // errDuckQuery is DuckDB failing on a routed query: the caller runs the

@@ -76,6 +76,9 @@ var serverVariables = map[string]any{
 	// SYSTEM, NOW() would give the machine's wall clock, stored as UTC
 	// and off by the machine's offset. A session may still SET time_zone.
 	"time_zone": "+00:00",
+	// MySQL's default, not go-mysql-server's 1 GiB: the bound of the
+	// values string functions build (packetbound.go) and of a row sent.
+	"max_allowed_packet": int64(DefaultMaxAllowedPacket),
 }
 
 // registerSystemVariables adds lakesql_epoch to go-mysql-server's system

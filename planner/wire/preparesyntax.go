@@ -39,3 +39,22 @@ func (h *handler) prepareSyntax(c *mysql.Conn, query string) *mysql.SQLError {
 	// classifies it there.
 	return planner.MySQLError(gms.ErrSyntaxError.New(err.Error()))
 }
+
+// prepareCost refuses a text to prepare whose statement is too costly to
+// analyse (planner.CheckCost), as it is refused when sent as a query:
+// go-mysql-server analyses a statement when it is prepared. A text that
+// does not parse is left to the handler.
+func (h *handler) prepareCost(c *mysql.Conn, query string) error {
+	opts, err := h.ParserOptionsForConnection(c)
+	if err != nil {
+		return nil
+	}
+	st, err := sqlparser.ParseWithOptions(context.Background(), query, opts)
+	if err != nil {
+		return nil
+	}
+	if err := planner.CheckCost(st); err != nil {
+		return planner.MySQLError(err)
+	}
+	return nil
+}

@@ -540,6 +540,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 		return errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	if emptyQuery(query) {
 		return errEmptyQuery
@@ -554,6 +556,8 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 		return "", errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb))
 	err = h.finish(ctx, c, err)
@@ -566,8 +570,14 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 		return nil, errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	if err := checkParamCount(p); err != nil {
+		delete(c.PrepareData, p.StatementID)
+		return nil, err
+	}
+	if err := h.prepareCost(c, query); err != nil {
 		delete(c.PrepareData, p.StatementID)
 		return nil, err
 	}
@@ -583,11 +593,16 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 		return errShutdown
 	}
 	defer h.end(c)
+	ctx, unwatch := watchPeer(ctx, c)
+	defer unwatch()
 	h.forget(c)
 	padBinaryTimes(p)
 	err := checkFloatParams(p)
 	if err == nil {
 		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
+			if err := h.checkRowSizes(c, r); err != nil {
+				return err
+			}
 			h.replayed(c, r)
 			h.describe(r)
 			h.syncStatus(ctx, c)
@@ -603,6 +618,9 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 // status flags of the OK packet the callback writes (syncStatus).
 func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
+		if err := h.checkRowSizes(c, r); err != nil {
+			return err
+		}
 		h.replayed(c, r)
 		h.describe(r)
 		h.syncStatus(ctx, c)
