@@ -66,7 +66,7 @@ func (p *gmsParser) bounded(st ast.Statement) ast.Statement {
 		return nil
 	}
 	if err := CheckCost(st); err != nil {
-		return ast.InjectedStatement{Statement: &lakesqlNode{engine: p.engine, err: err}}
+		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}
 	}
 	return st
 }

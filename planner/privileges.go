@@ -281,7 +281,7 @@ func (h privilegeHandler) HandleAuth(ctx *gms.Context, state gms.AuthorizationQu
 
 // ErrKillDenied is 1095 (ER_KILL_DENIED_ERROR): KILL of another account's
 // connection without SUPER.
-var ErrKillDenied = goerrors.NewKind("You are not owner of thread %d")
+var ErrKillDenied = goerrors.NewKind("You are not owner of thread %v")
 
 // erKillDenied is MySQL's ER_KILL_DENIED_ERROR, which vitess does not name.
 const erKillDenied = 1095
