@@ -9,8 +9,8 @@ package planner
 //
 //   - a READ ONLY transaction (START TRANSACTION READ ONLY, or
 //     transaction_read_only = 1): 1792, as MySQL;
-//   - SET GLOBAL read_only = 1: 1290 for every user but root, as MySQL
-//     spares users with SUPER; super_read_only = 1 spares no one.
+//   - SET GLOBAL read_only = 1: 1290 for every account without SUPER
+//     (root has it), as MySQL; super_read_only = 1 spares no one.
 //
 // The checks run when a statement is built to run (strictBuilder) and
 // when a lakesql statement runs (lakesqlNode), so prepared statements and
@@ -23,10 +23,18 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 )
 
-// superUser is the server's administrative user (wire.RootUser), whom
-// read_only spares as MySQL spares SUPER. The embedded engine's sessions
-// have no user and are spared too: they own the data directory.
-const superUser = "root"
+// superSession reports whether read_only spares the session, as MySQL
+// spares SUPER: an account with SUPER (root has every privilege), or a
+// session of the embedded engine, which has no account and owns the data
+// directory.
+func superSession(ctx *gms.Context) bool {
+	s, ok := ctx.Session.(*Session)
+	if !ok || s.engine == nil {
+		return ctx.Session.Client().User == ""
+	}
+	db := s.engine.privileges(ctx)
+	return db == nil || db.UserActivePrivilegeSet(ctx).Has(gms.PrivilegeType_Super)
+}
 
 // nodeWrites names what a plan node writes, or "" for a node that writes
 // nothing. Only the node itself is looked at: the exec builder meets
@@ -90,14 +98,13 @@ func checkWrite(ctx *gms.Context, what string) error {
 		return mysql.NewSQLError(erReadOnlyTransaction, "25006",
 			"Cannot execute statement in a READ ONLY transaction: %s writes (START TRANSACTION READ ONLY, or transaction_read_only = 1)", what)
 	}
-	user := ctx.Session.Client().User
 	switch {
 	case globalOn("super_read_only"):
 		return mysql.NewSQLError(mysql.EROptionPreventsStatement, mysql.SSUnknownSQLState,
 			"The MySQL server is running with the --super-read-only option so it cannot execute this statement: %s writes (SET GLOBAL super_read_only = 0 allows it)", what)
-	case globalOn("read_only") && user != "" && user != superUser:
+	case globalOn("read_only") && !superSession(ctx):
 		return mysql.NewSQLError(mysql.EROptionPreventsStatement, mysql.SSUnknownSQLState,
-			"The MySQL server is running with the --read-only option so it cannot execute this statement: %s writes, and only %s writes while read_only = 1", what, superUser)
+			"The MySQL server is running with the --read-only option so it cannot execute this statement: %s writes, and only accounts with SUPER write while read_only = 1", what)
 	}
 	return nil
 }
@@ -113,13 +120,13 @@ func globalOn(name string) bool {
 }
 
 // gateNode is checkWrite for the plan node the exec builder builds; it
-// also keeps read_only and super_read_only root's to change, as MySQL
-// keeps them to SUPER: a user they stop could otherwise lift them.
+// also keeps read_only and super_read_only to accounts with SUPER, as
+// MySQL does: a user they stop could otherwise lift them.
 func gateNode(ctx *gms.Context, n gms.Node) error {
 	if v := setsReadOnly(n); v != "" {
-		if user := ctx.Session.Client().User; user != "" && user != superUser {
+		if !superSession(ctx) {
 			return mysql.NewSQLError(mysql.ERSpecifiedAccessDenied, "42000",
-				"Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation: only %s sets %s", superUser, v)
+				"Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN privilege(s) for this operation: only an account with SUPER sets %s", v)
 		}
 	}
 	return checkWrite(ctx, nodeWrites(n))

@@ -106,7 +106,7 @@ func TestReadOnlyTransactionRefusesEveryWrite(t *testing.T) {
 }
 
 // TestGlobalReadOnly: SET GLOBAL read_only = 1 refuses every write with
-// 1290 to users other than root, who still writes; super_read_only = 1
+// 1290 to accounts without SUPER (root has it, and writes); super_read_only = 1
 // refuses root too. Reads run throughout.
 func TestGlobalReadOnly(t *testing.T) {
 	dir := t.TempDir()
@@ -148,9 +148,16 @@ func TestGlobalReadOnly(t *testing.T) {
 	if _, err := other.Exec("INSERT INTO rw VALUES (8)"); mysqlCode(err) != 1290 {
 		t.Errorf("after reader's SET GLOBAL read_only = 0: %v, want 1290", err)
 	}
-	// root is spared, as MySQL spares SUPER.
+	// root is spared, as MySQL spares SUPER, and so is an account once
+	// it is granted SUPER.
 	mustExec(t, root, "INSERT INTO rw VALUES (2)")
 	mustExec(t, root, "CREATE SINK rw2 INTO DELTA 'rw2' (id BIGINT NOT NULL)")
+	mustExec(t, root, "GRANT SUPER ON *.* TO 'reader'@'%'")
+	mustExec(t, other, "INSERT INTO rw VALUES (5)")
+	mustExec(t, root, "REVOKE SUPER ON *.* FROM 'reader'@'%'")
+	if _, err := other.Exec("INSERT INTO rw VALUES (9)"); mysqlCode(err) != 1290 {
+		t.Errorf("after REVOKE SUPER: %v, want 1290", err)
+	}
 
 	mustExec(t, root, "SET GLOBAL super_read_only = 1")
 	for _, q := range []string{"INSERT INTO rw VALUES (3)", "DROP SINK rw2", "SET lakesql_epoch = 7", "CREATE VIEW rw_view AS SELECT 1"} {
@@ -160,7 +167,7 @@ func TestGlobalReadOnly(t *testing.T) {
 	mustExec(t, root, "SET GLOBAL super_read_only = 0")
 	mustExec(t, root, "SET GLOBAL read_only = 0")
 	mustExec(t, other, "INSERT INTO rw VALUES (4)")
-	if n := count(t, root, "SELECT count(*) FROM rw"); n != 3 {
-		t.Errorf("rw holds %d rows, want 3 (1, 2 and 4)", n)
+	if n := count(t, root, "SELECT count(*) FROM rw"); n != 4 {
+		t.Errorf("rw holds %d rows, want 4 (1, 2, 5 and 4)", n)
 	}
 }
