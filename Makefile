@@ -20,7 +20,8 @@ vet:
 bin/versitygw:
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
-# The tests whose one-line reports we want to see run apart, verbosely.
+# The tests whose one-line reports we want to see run apart, verbosely (a
+# failing hostile probe keeps its indented details).
 REPORTS := ^(TestGoldenTables|TestMemoryOneLargeEpoch|TestHostile)$$
 
 unit: bin/versitygw
@@ -28,7 +29,7 @@ unit: bin/versitygw
 
 reports: bin/versitygw
 	@set -o pipefail; $(GO) test $(GOFLAGS_) -count=1 -timeout 10m -run '$(REPORTS)' -v ./tableformat/delta ./sqlsink ./cmd/lakesql \
-		| grep -E '^(golden|memory|hostile|--- |ok|FAIL|panic|    hostile_)'
+		| grep -E '^(golden|memory|hostile|--- |ok|FAIL|panic|    hostile_|        )'
 
 # A short run of every fuzz target over input from outside, each for a
 # number of executions (seed corpus included) that takes about five seconds
