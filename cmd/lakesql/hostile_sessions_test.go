@@ -3,14 +3,13 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
+	"github.com/lakesql/lakesql/internal/stalltest"
 )
 
 // Probes of items 9 (secrets shown to other sessions), 11 (writes in
@@ -48,39 +47,14 @@ func sessionsWaitInfo(h *hostileEnv, viewer *sql.DB, marker string, done <-chan 
 }
 
 // sessionsSilentListener accepts connections and never answers them, so a
-// statement that reaches it waits; stop closes it and its connections,
-// which ends the wait.
+// statement that reaches it waits; stop hangs up, which ends the wait.
 func sessionsSilentListener(h *hostileEnv) (addr string, stop func()) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := stalltest.NewSilent()
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			l.Close()
-			mu.Lock()
-			for _, c := range conns {
-				c.Close()
-			}
-			mu.Unlock()
-		})
-	}
-	h.closers = append(h.closers, stop)
-	return l.Addr().String(), stop
+	h.closers = append(h.closers, s.Close)
+	return s.Addr(), s.Close
 }
 
 // sessionsReadOnly runs q on a connection of its own after setup, and

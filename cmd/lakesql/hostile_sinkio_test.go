@@ -1,112 +1,37 @@
 package main
 
 import (
-	"bufio"
 	"database/sql"
 	"fmt"
-	"net"
-	"net/http"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/lakesql/lakesql/internal/stalltest"
 )
 
 // Probes of issue 15's items 7 (the bound on open sink buffers) and 8 (an
 // Iceberg catalog that never answers).
 
-// sinkioSilent is a TCP listener that accepts, reads and never answers: a
-// REST catalog that hangs. requested gets a value when a request arrives.
-type sinkioSilent struct {
-	l         net.Listener
-	requested chan struct{}
-	mu        sync.Mutex
-	conns     []net.Conn
-}
-
-func sinkioListen(h *hostileEnv) net.Listener {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// sinkioSilentCatalog is a REST catalog that hangs (it accepts, reads and
+// never answers) until the probe ends.
+func sinkioSilentCatalog(h *hostileEnv) *stalltest.Silent {
+	s, err := stalltest.NewSilent()
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return l
+	h.closers = append(h.closers, s.Close)
+	return s
 }
 
-func sinkioSilentCatalog(h *hostileEnv) *sinkioSilent {
-	c := &sinkioSilent{l: sinkioListen(h), requested: make(chan struct{}, 16)}
-	go func() {
-		for {
-			conn, err := c.l.Accept()
-			if err != nil {
-				return
-			}
-			c.mu.Lock()
-			c.conns = append(c.conns, conn)
-			c.mu.Unlock()
-			go func() {
-				buf := make([]byte, 4096)
-				if _, err := conn.Read(buf); err == nil {
-					c.requested <- struct{}{}
-				}
-				for {
-					if _, err := conn.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	h.closers = append(h.closers, c.hangUp)
-	return c
-}
-
-func (c *sinkioSilent) uri() string { return "http://" + c.l.Addr().String() }
-
-func (c *sinkioSilent) hangUp() {
-	c.l.Close()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, conn := range c.conns {
-		conn.Close()
-	}
-	c.conns = nil
-}
-
-// sinkioTrickleCatalog answers each request with a 200 whose body never
-// ends (a space every 20 ms), until the probe ends.
+// sinkioTrickleCatalog is a REST catalog whose answers never end, until
+// the probe ends.
 func sinkioTrickleCatalog(h *hostileEnv) string {
-	l := sinkioListen(h)
-	stop := make(chan struct{})
-	h.closers = append(h.closers, func() { close(stop); l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
-					return
-				}
-				if _, err := fmt.Fprint(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"); err != nil {
-					return
-				}
-				tick := time.NewTicker(20 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-						if _, err := conn.Write([]byte(" ")); err != nil {
-							return
-						}
-					}
-				}
-			}()
-		}
-	}()
-	return "http://" + l.Addr().String()
+	c, err := stalltest.NewTrickle()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.closers = append(h.closers, c.Close)
+	return c.URI()
 }
 
 func sinkioRestSink(name, uri string) string {
@@ -128,15 +53,15 @@ func sinkioServe(h *hostileEnv, flags ...string) *sql.DB {
 // sinkioHungCreate starts CREATE SINK name on a silent REST catalog on the
 // suite's server and returns once the catalog has the request; done gets
 // the statement's outcome when the catalog hangs up.
-func sinkioHungCreate(h *hostileEnv, name string) (silent *sinkioSilent, done chan error) {
+func sinkioHungCreate(h *hostileEnv, name string) (silent *stalltest.Silent, done chan error) {
 	silent = sinkioSilentCatalog(h)
 	done = make(chan error, 1)
 	go func() {
-		_, err := h.db.ExecContext(h.ctx, sinkioRestSink(name, silent.uri()))
+		_, err := h.db.ExecContext(h.ctx, sinkioRestSink(name, silent.URI()))
 		done <- err
 	}()
 	select {
-	case <-silent.requested:
+	case <-silent.Requested():
 	case <-h.ctx.Done():
 	}
 	return silent, done
@@ -155,7 +80,7 @@ func init() {
 	registerHostile(
 		hostileProbe{name: "catalog/rest-silent-timeout", want: 1429, run: func(h *hostileEnv) error {
 			db := sinkioServe(h, "--catalog-timeout", "300ms")
-			_, err := db.ExecContext(h.ctx, sinkioRestSink("silent", sinkioSilentCatalog(h).uri()))
+			_, err := db.ExecContext(h.ctx, sinkioRestSink("silent", sinkioSilentCatalog(h).URI()))
 			return err
 		}},
 		hostileProbe{name: "catalog/rest-trickle-timeout", want: 1429, run: func(h *hostileEnv) error {
@@ -198,7 +123,7 @@ func init() {
 				return h.wrong("the CREATE SINK on the silent catalog ended first: %v", err)
 			default:
 			}
-			silent.hangUp()
+			silent.Close()
 			if err := <-done; err == nil {
 				return h.wrong("CREATE SINK on a catalog that hung up succeeded")
 			}
@@ -207,7 +132,7 @@ func init() {
 		hostileProbe{name: "catalog/create-while-creating", want: 1050, run: func(h *hostileEnv) error {
 			silent, done := sinkioHungCreate(h, "sinkio_twice")
 			err := h.exec("CREATE SINK IF NOT EXISTS sinkio_twice INTO ICEBERG 'sinkio.twice' (id BIGINT NOT NULL)")
-			silent.hangUp()
+			silent.Close()
 			<-done
 			return err
 		}},

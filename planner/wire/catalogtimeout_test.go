@@ -1,117 +1,41 @@
 package wire
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/lakesql/lakesql/internal/stalltest"
 )
 
-// silentCatalog is a TCP listener that accepts connections, reads what
-// they send and never answers: a REST catalog that hangs. requested gets
-// a value each time a request's first bytes arrive.
-type silentCatalog struct {
-	l         net.Listener
-	requested chan struct{}
-	mu        sync.Mutex
-	conns     []net.Conn
-}
-
-func newSilentCatalog(t *testing.T) *silentCatalog {
+// newSilentCatalog is a REST catalog that hangs: it accepts, reads and
+// never answers, until the test ends.
+func newSilentCatalog(t *testing.T) *stalltest.Silent {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := stalltest.NewSilent()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &silentCatalog{l: l, requested: make(chan struct{}, 16)}
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.mu.Lock()
-			c.conns = append(c.conns, conn)
-			c.mu.Unlock()
-			go func() {
-				buf := make([]byte, 4096)
-				if _, err := conn.Read(buf); err == nil {
-					c.requested <- struct{}{}
-				}
-				for {
-					if _, err := conn.Read(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	t.Cleanup(c.hangUp)
-	return c
+	t.Cleanup(s.Close)
+	return s
 }
 
-func (c *silentCatalog) uri() string { return "http://" + c.l.Addr().String() }
-
-// hangUp closes the listener and every connection it accepted.
-func (c *silentCatalog) hangUp() {
-	c.l.Close()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, conn := range c.conns {
-		conn.Close()
-	}
-	c.conns = nil
-}
-
-// trickleCatalog answers every request with a 200 whose JSON body never
-// ends: a byte of white space now and then, until the client goes away.
+// trickleCatalog is a REST catalog whose answers never end, until the
+// test ends.
 func trickleCatalog(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	c, err := stalltest.NewTrickle()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop); l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
-					return
-				}
-				if _, err := fmt.Fprint(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"); err != nil {
-					return
-				}
-				tick := time.NewTicker(20 * time.Millisecond)
-				defer tick.Stop()
-				for {
-					select {
-					case <-stop:
-						return
-					case <-tick.C:
-						if _, err := conn.Write([]byte(" ")); err != nil {
-							return
-						}
-					}
-				}
-			}()
-		}
-	}()
-	return "http://" + l.Addr().String()
+	t.Cleanup(c.Close)
+	return c.URI()
 }
 
 func wantCodeText(t *testing.T, err error, code uint16, text string) {
@@ -133,7 +57,7 @@ func TestCatalogTimeout(t *testing.T) {
 	ts := startServerWith(t, Config{CatalogTimeout: 300 * time.Millisecond})
 	db := ts.db(testPassword)
 	silent := newSilentCatalog(t)
-	_, err := db.Exec(restSink("hung", silent.uri()))
+	_, err := db.Exec(restSink("hung", silent.URI()))
 	wantCodeText(t, err, 1429, "did not answer within 300ms")
 	_, err = db.Exec(restSink("hung", trickleCatalog(t)))
 	wantCodeText(t, err, 1429, "did not answer within 300ms")
@@ -159,10 +83,10 @@ func TestCatalogHangBlocksNoOne(t *testing.T) {
 	defer hung.Close()
 	done := make(chan error, 1)
 	go func() {
-		_, err := hung.ExecContext(context.Background(), restSink("hung", silent.uri()))
+		_, err := hung.ExecContext(context.Background(), restSink("hung", silent.URI()))
 		done <- err
 	}()
-	<-silent.requested // the CREATE SINK is in the catalog's I/O now
+	<-silent.Requested() // the CREATE SINK is in the catalog's I/O now
 
 	mustExec(t, db, "CREATE SINK ice INTO ICEBERG 'ns.ice' (id BIGINT NOT NULL)")
 	mustExec(t, db, "INSERT INTO ice VALUES (1), (2)")
@@ -201,7 +125,7 @@ func TestCatalogHangBlocksNoOne(t *testing.T) {
 		t.Fatalf("the CREATE SINK on the silent catalog ended before the others were checked: %v", err)
 	default:
 	}
-	silent.hangUp()
+	silent.Close()
 	if err := <-done; err == nil {
 		t.Fatal("CREATE SINK on a catalog that hung up succeeded")
 	}
