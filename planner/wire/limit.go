@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/netutil"
 )
 
 // admitListener decides, before vitess sends its handshake, whether a
@@ -154,22 +152,9 @@ func refuseConnection(c net.Conn, code uint16, state, msg string) {
 	_, _ = c.Write(append(packet, payload...))
 }
 
-// admitted finds the admittedConn under a connection vitess holds (under
-// its timeouts, the command guard and TLS); nil when there is none.
+// admitted finds the admittedConn under a connection vitess holds; nil
+// when there is none.
 func admitted(nc net.Conn) *admittedConn {
-	for nc != nil {
-		switch x := nc.(type) {
-		case *admittedConn:
-			return x
-		case netutil.ConnWithTimeouts:
-			nc = x.Conn
-		case *commandGuard:
-			nc = x.Conn
-		case *tls.Conn:
-			nc = x.NetConn()
-		default:
-			return nil
-		}
-	}
-	return nil
+	ac, _ := under[*admittedConn](nc)
+	return ac
 }

@@ -10,13 +10,11 @@ package wire
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/netutil"
 )
 
 // peerPoll is how often a running statement's socket is looked at.
@@ -61,21 +59,6 @@ func watchPeer(ctx context.Context, c *mysql.Conn) (context.Context, func()) {
 
 // tcpConn is the TCP connection under vitess's, or nil.
 func tcpConn(nc net.Conn) *net.TCPConn {
-	for nc != nil {
-		switch x := nc.(type) {
-		case *net.TCPConn:
-			return x
-		case netutil.ConnWithTimeouts:
-			nc = x.Conn
-		case *admittedConn:
-			nc = x.Conn
-		case *commandGuard:
-			nc = x.Conn
-		case *tls.Conn:
-			nc = x.NetConn()
-		default:
-			return nil
-		}
-	}
-	return nil
+	tc, _ := under[*net.TCPConn](nc)
+	return tc
 }

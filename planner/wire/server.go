@@ -23,7 +23,6 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dolthub/vitess/go/netutil"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	"github.com/sirupsen/logrus"
@@ -477,23 +476,8 @@ func (h *handler) end(c *mysql.Conn) {
 // command is made to fail at once, and the connection is closed a little
 // later in any case (a read timeout re-arms the deadline before each read).
 func stopReading(c *mysql.Conn) {
-	nc := c.Conn
-	for nc != nil {
-		switch x := nc.(type) {
-		case *net.TCPConn:
-			if x.CloseRead() == nil {
-				return
-			}
-			nc = nil
-		case netutil.ConnWithTimeouts:
-			nc = x.Conn
-		case *admittedConn:
-			nc = x.Conn
-		case *tls.Conn:
-			nc = x.NetConn()
-		default:
-			nc = nil
-		}
+	if tc := tcpConn(c.Conn); tc != nil && tc.CloseRead() == nil {
+		return
 	}
 	_ = c.Conn.SetReadDeadline(time.Now())
 	time.AfterFunc(time.Second, c.Close)
