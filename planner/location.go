@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lakesql/lakesql/internal/subtree"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -51,20 +52,13 @@ func canonicalPath(p string) (string, error) {
 // within reports whether p is root or inside it, component by component:
 // both canonical, both local or both object storage.
 func within(root, p string) bool {
-	if objectstore.IsLocation(root) != objectstore.IsLocation(p) {
+	switch remote := objectstore.IsLocation(root); {
+	case remote != objectstore.IsLocation(p):
 		return false
+	case remote:
+		return subtree.URL(root, p)
 	}
-	sep := string(filepath.Separator)
-	if objectstore.IsLocation(root) {
-		sep = "/"
-	}
-	if p == root {
-		return true
-	}
-	if !strings.HasSuffix(root, sep) {
-		root += sep
-	}
-	return strings.HasPrefix(p, root)
+	return subtree.Local(root, p)
 }
 
 // overlaps reports whether a and b are one folder or one holds the other.

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/lakesql/lakesql/internal/subtree"
 )
 
 // TableOptions tune how a table's log is read.
@@ -189,32 +191,11 @@ func (r *pathRules) allowed(pl place) bool {
 	case pl.key != "":
 		return true
 	case pl.local != "":
-		for _, root := range r.localRoots {
-			if within(root, pl.local) {
-				return true
-			}
-		}
 		// A root may be named through a symlink, and the log name its
 		// target.
-		for _, root := range r.resolvedRoots() {
-			if within(root, pl.local) {
-				return true
-			}
-		}
-		return false
+		return subtree.AnyLocal(r.localRoots, pl.local) || subtree.AnyLocal(r.resolvedRoots(), pl.local)
 	}
-	for _, root := range r.objectRoots {
-		if pl.url == root || strings.HasPrefix(pl.url, root+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// within tells whether the clean absolute path p is root or below it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return subtree.AnyURL(r.objectRoots, pl.url)
 }
 
 // check is place and allowed together: the error for a path that leads
@@ -255,10 +236,8 @@ func (r *pathRules) real(what, p, local string, version int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s %s: %w", what, p, err)
 	}
-	for _, root := range r.resolvedRoots() {
-		if within(root, resolved) {
-			return resolved, nil
-		}
+	if subtree.AnyLocal(r.resolvedRoots(), resolved) {
+		return resolved, nil
 	}
 	return "", &OutsidePathError{What: what, Path: p, Resolved: resolved, Version: version, Symlink: true, Root: r.root}
 }

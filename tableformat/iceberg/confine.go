@@ -14,6 +14,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/lakesql/lakesql/internal/subtree"
 )
 
 // confineFiles refuses, with ErrPathOutsideTable, the first of uris that
@@ -46,7 +48,7 @@ func confineFile(uri string, local, remote []string, resolved *[]string) error {
 		if u, err := url.Parse(uri); err == nil && u.Host != "" && u.Host != "localhost" {
 			return fmt.Errorf("file %q is on host %s", uri, u.Host)
 		}
-		if !underAny(local, lp) {
+		if !subtree.AnyLocal(local, lp) {
 			return fmt.Errorf("file %q", uri)
 		}
 		real, err := filepath.EvalSymlinks(lp)
@@ -64,18 +66,13 @@ func confineFile(uri string, local, remote []string, resolved *[]string) error {
 				*resolved = append(*resolved, r)
 			}
 		}
-		if !underAny(*resolved, real) {
+		if !subtree.AnyLocal(*resolved, real) {
 			return fmt.Errorf("file %q resolves through a symlink to %s", uri, real)
 		}
 		return nil
 	}
-	c, ok := canonicalURL(uri)
-	if ok {
-		for _, r := range remote {
-			if c == r || strings.HasPrefix(c, r+"/") {
-				return nil
-			}
-		}
+	if c, ok := canonicalURL(uri); ok && subtree.AnyURL(remote, c) {
+		return nil
 	}
 	return fmt.Errorf("file %q", uri)
 }
@@ -89,16 +86,4 @@ func canonicalURL(s string) (string, bool) {
 	}
 	p := path.Clean("/" + u.Path)
 	return strings.TrimSuffix(strings.ToLower(u.Scheme)+"://"+u.Host+p, "/"), true
-}
-
-// underAny tells whether the clean absolute path p is one of roots or
-// below one, by path components.
-func underAny(roots []string, p string) bool {
-	for _, r := range roots {
-		rel, err := filepath.Rel(r, p)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			return true
-		}
-	}
-	return false
 }
