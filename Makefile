@@ -5,7 +5,7 @@ GO       ?= go
 TAGS     := duckdb_arrow
 GOFLAGS_ := -tags=$(TAGS)
 
-.PHONY: build test vet unit reports fuzz bench clients clean
+.PHONY: build test vet unit reports fuzz bench clients interop clean
 
 build:
 	$(GO) build $(GOFLAGS_) -o bin/lakesql ./cmd/lakesql
@@ -56,6 +56,11 @@ fuzz: bin/versitygw
 # CLIENTS=pymysql,go-sql-driver for a subset.
 clients: build
 	clients/run
+
+# lakesql against Spark (Delta, Iceberg), delta-rs and pyiceberg, each way
+# (README "Interoperability"); pinned versions installed under build/interop.
+interop: build bin/versitygw
+	interop/run
 
 # Every workload against its reference (README "Performance");
 # BENCHFLAGS=--quick for about two minutes.

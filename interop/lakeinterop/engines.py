@@ -1,0 +1,73 @@
+"""Reading one table with each engine: rows as tuples and types in Spark's spelling."""
+from . import compare
+from . import spark as sparkmod
+
+
+def spark_delta(path, version=None, columns=None):
+    """(types, rows) of the Delta table at path, read by Spark (at version, if given)."""
+    s = sparkmod.session()
+    r = s.read.format("delta")
+    if version is not None:
+        r = r.option("versionAsOf", version)
+    df = r.load(path)
+    if columns:
+        df = df.select(*columns)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    return types, [tuple(x) for x in df.collect()]
+
+
+def spark_sql(sql):
+    """(types, rows) of a Spark SQL query."""
+    df = sparkmod.session().sql(sql)
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    return types, [tuple(x) for x in df.collect()]
+
+
+def deltars(path, version=None, columns=None, storage_options=None):
+    """(types, rows) of the Delta table at path, read by delta-rs (at version, if given)."""
+    from deltalake import DeltaTable
+    dt = DeltaTable(path, version=version, storage_options=storage_options)
+    types = {f.name: _deltars_type(f.type) for f in dt.schema().fields}
+    tbl = _to_arrow(dt, columns)
+    names = columns or tbl.column_names
+    cols = [tbl.column(n).to_pylist() for n in names]
+    rows = list(zip(*cols)) if cols else []
+    if columns:
+        types = {k: types[k] for k in columns}
+    return types, rows
+
+
+def _to_arrow(dt, columns):
+    import pyarrow as pa
+    # delta-rs 1.x returns an arro3 stream; pyarrow takes it through the C stream interface.
+    if hasattr(dt, "to_pyarrow_table"):
+        return dt.to_pyarrow_table(columns=columns)
+    return pa.table(dt.to_pyarrow_dataset().to_table(columns=columns))
+
+
+def _deltars_type(t):
+    typ = getattr(t, "type", None)
+    if isinstance(typ, str):  # a PrimitiveType
+        return compare.delta_type(typ)
+    # struct, array, map: their JSON form names them
+    import json
+    return _nested_name(json.loads(t.to_json()) if hasattr(t, "to_json") else str(t))
+
+
+def _nested_name(j):
+    if isinstance(j, str):
+        return compare.delta_type(j)
+    k = j.get("type")
+    if k == "struct":
+        return "struct<" + ",".join("%s:%s" % (f["name"], _nested_name(f["type"])) for f in j["fields"]) + ">"
+    if k == "array":
+        return "array<%s>" % _nested_name(j["elementType"])
+    if k == "map":
+        return "map<%s,%s>" % (_nested_name(j["keyType"]), _nested_name(j["valueType"]))
+    return str(j)
+
+
+def lakesql(server, table, columns=None):
+    """(names, rows) of SELECT columns FROM table through lakesql's MySQL surface."""
+    cols = ", ".join("`%s`" % c for c in columns) if columns else "*"
+    return server.query("SELECT %s FROM `%s`" % (cols, table))
