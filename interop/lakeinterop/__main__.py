@@ -10,7 +10,8 @@ import time
 from .ledger import Ledger
 
 # The sections, in the order; each module has run(ledger).
-SECTIONS = ["ours", "theirs", "concurrent", "maintenance", "catalog"]
+SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance",
+            "shared_catalog", "rest_catalog"]
 
 
 def main(argv):

@@ -1,4 +1,4 @@
-"""Section catalog: to be written."""
+"""Section rest_catalog: to be written."""
 
 
 def run(ledger):
