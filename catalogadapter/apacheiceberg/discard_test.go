@@ -15,10 +15,18 @@ import (
 // nothing the snapshot references, equality-delete files that apply to no
 // data file included (the first upsert of a table: nothing older to
 // delete from), and then deletes what was never committed. On the local
-// disk and on S3.
+// disk, on S3, and behind a REST catalog (restLake).
 func TestDiscardKeepsCommittedFiles(t *testing.T) {
-	for _, l := range []lake{localLake(t), s3Lake(t, s3test.Start(t))} {
-		t.Run(l.name, func(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lake func(testing.TB) lake
+	}{
+		{"local", localLake},
+		{"s3", func(t testing.TB) lake { return s3Lake(t, s3test.Start(t)) }},
+		{"rest", restLake},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := c.lake(t)
 			ctx := context.Background()
 			p := l.provider(t)
 			createOrders(t, p)

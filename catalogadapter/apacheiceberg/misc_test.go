@@ -281,6 +281,7 @@ func TestWriteBatchConforms(t *testing.T) {
 func TestCommitRefusesMissingStagedFile(t *testing.T) {
 	t.Run("local", func(t *testing.T) { testCommitRefusesMissingStagedFile(t, localLake(t)) })
 	t.Run("s3", func(t *testing.T) { testCommitRefusesMissingStagedFile(t, s3Lake(t, s3test.Start(t))) })
+	t.Run("rest", func(t *testing.T) { testCommitRefusesMissingStagedFile(t, restLake(t)) })
 }
 
 func testCommitRefusesMissingStagedFile(t *testing.T, l lake) {

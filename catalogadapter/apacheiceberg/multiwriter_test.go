@@ -184,10 +184,12 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 
 // mwLakes runs f on a lake with the warehouse on the local disk and on one
 // with the warehouse on a real S3 server; the catalog is the SQLite file
-// on the local disk either way.
+// on the local disk either way. With LAKESQL_ICEBERG_REST_URI set, also on
+// that REST catalog (restLake).
 func mwLakes(t *testing.T, f func(t *testing.T, l lake)) {
 	t.Run("local", func(t *testing.T) { f(t, localLake(t)) })
 	t.Run("s3", func(t *testing.T) { f(t, s3Lake(t, s3test.Start(t))) })
+	t.Run("rest", func(t *testing.T) { f(t, restLake(t)) })
 }
 
 // checkEpochRecords checks the table's snapshots: exactly n per writer

@@ -30,6 +30,7 @@ import (
 func TestSinkAppendRollbackReplayRestart(t *testing.T) {
 	t.Run("local", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, localLake(t)) })
 	t.Run("s3", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, s3Lake(t, s3test.Start(t))) })
+	t.Run("rest", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, restLake(t)) })
 }
 
 func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
