@@ -232,13 +232,46 @@ def sql_checks(ledger, rest, run_dir):
                              "%d snapshots, epochs 1..%d of lakesql-%s" % (len(chain), snaps, sink)
                              if epochs == wantep else "summaries %s, want %s" % (epochs, wantep))
             with ledger.guard(ident, "spark"):
-                sparkmod.iceberg_catalog("lakerest", type="rest", uri=rest.uri)
+                sparkmod.iceberg_catalog("lakerest", type="rest", uri=rest.uri, cache_enabled="false")
                 stypes, srows = engines.spark_sql("SELECT %s FROM lakerest.%s" % (", ".join(cols), ident))
                 d = compare.diff_types(types, stypes)
                 if d:
                     ledger.wrong(ident, "spark", "types: " + d)
                 else:
                     ledger.rows(ident, "spark", got, srows, ordered)
+
+
+def foreign_writes(ledger, rest, run_dir):
+    """Spark writes into lakesql's REST tables, then a restarted lakesql (its sinks reopened
+    from sinks.json) upserts over Spark's rows; every reader agrees after."""
+    srv = server.Server(os.path.join(run_dir, "lakesql"), extra=["--allowed-roots", rest.dir])
+    # Spark's catalog caches a table it loaded (cache-enabled); lakesql's commits after
+    # Spark's own are seen only with the cache off.
+    sparkmod.iceberg_catalog("lakerest", type="rest", uri=rest.uri, cache_enabled="false")
+    s = sparkmod.session()
+    with ledger.guard("rest_db.ups after spark", "spark"):
+        s.sql("INSERT INTO lakerest.rest_db.ups VALUES (7, 'seven', 7), (8, 'eight', 8)").collect()
+        s.sql("INSERT INTO lakerest.rest_db.ups1 VALUES (7, 'seven', 7), (8, 'eight', 8)").collect()
+    with srv:
+        for sink in ("ups", "ups1"):
+            ident = "rest_db." + sink
+            srv.exec("INSERT INTO %s (_op, id, v, n) VALUES ('U', 7, 'SEVEN', 70), ('D', 1, NULL, NULL)" % sink)
+            want = [(2, "TWO", 20), (5, "five", 105), (6, "six", 6), (7, "SEVEN", 70), (8, "eight", 8)]
+            got = None
+            with ledger.guard(ident + " after spark", "lakesql"):
+                _, got = srv.query("SELECT id, v, n FROM %s" % sink)
+                ledger.rows(ident + " after spark", "lakesql", want, got, ["bigint", "string", "int"])
+            if got is None:
+                continue
+            with ledger.guard(ident + " after spark", "spark"):
+                _, srows = engines.spark_sql("SELECT id, v, n FROM lakerest.%s" % ident)
+                ledger.rows(ident + " after spark", "spark", got, srows, ["bigint", "string", "int"])
+            if sink == "ups1":
+                with ledger.guard(ident + " after spark", "pyiceberg"):
+                    from pyiceberg.catalog.rest import RestCatalog
+                    arrow = RestCatalog("rest", uri=rest.uri).load_table(ident).scan(selected_fields=("id", "v", "n")).to_arrow()
+                    prow = list(zip(*[arrow.column(c).to_pylist() for c in ("id", "v", "n")]))
+                    ledger.rows(ident + " after spark", "pyiceberg", got, prow, ["bigint", "string", "int"])
 
 
 def run(ledger):
@@ -252,5 +285,6 @@ def run(ledger):
     try:
         go_tests(ledger, rest)
         sql_checks(ledger, rest, run_dir)
+        foreign_writes(ledger, rest, run_dir)
     finally:
         rest.stop()
