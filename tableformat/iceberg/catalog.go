@@ -21,7 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	_ "github.com/go-sql-driver/mysql" // sql.driver = mysql
-	_ "github.com/lib/pq"              // sql.driver = postgres
+	"github.com/lib/pq"                // sql.driver = postgres
 	_ "modernc.org/sqlite"             // the default catalog: pure Go, no cgo
 )
 
@@ -154,13 +154,43 @@ func (c *Catalog) openSQL(ctx context.Context, name string, props map[string]str
 		db.Close()
 		return err
 	}
-	cat, err := sqlcat.NewCatalog(name, db, sqlcat.SupportedDialect(dialect), ice.Properties(props))
+	var cat *sqlcat.Catalog
+	// iceberg-go creates the catalog's tables with CREATE TABLE IF NOT
+	// EXISTS, which PostgreSQL lets fail when another process runs it at the
+	// same moment; by the next try the tables are there.
+	for attempt := 0; ; attempt++ {
+		cat, err = sqlcat.NewCatalog(name, db, sqlcat.SupportedDialect(dialect), ice.Properties(props))
+		if err == nil || attempt == 4 || !duplicateObject(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return fmt.Errorf("%w (retrying after: %w)", ctx.Err(), err)
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		db.Close()
 		return err
 	}
 	c.cat, c.db = cat, db
 	return nil
+}
+
+// duplicateObject tells whether err is PostgreSQL's answer to creating what
+// a concurrent transaction just created: duplicate_object (a table's row
+// type), duplicate_table, or unique_violation (in the system catalogs).
+func duplicateObject(err error) bool {
+	var pe *pq.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42710", "42P07", "23505":
+		return true
+	}
+	return false
 }
 
 // SQLiteDSN is the modernc.org/sqlite data source name of a catalog file.
