@@ -267,9 +267,30 @@ def run(ledger):
             srv = server.Server(os.path.join(run_dir, "w%d" % w), extra=["--allowed-roots", run_dir])
             servers.append(srv)
             srv.start()
-        # The first sink creates the table; the others attach to it with the same columns.
+        # The four servers create their sinks at once, on the catalog's first use: each opens
+        # the fresh catalog (creating its tables), one creates the Iceberg table, the others
+        # attach to it with the same columns.
+        errors = []
+
+        def create(w, srv):
+            try:
+                c = srv.connect()
+                try:
+                    with c.cursor() as cur:
+                        cur.execute(sink_sql(props, "w%d" % w))
+                finally:
+                    c.close()
+            except Exception as exc:  # recorded below
+                errors.append("w%d: %r" % (w, exc))
+        threads = [threading.Thread(target=create, args=(w, srv)) for w, srv in enumerate(servers, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if not ledger.check(TABLE + " create", "lakesql", not errors,
+                            "%d CREATE SINKs at once on a fresh catalog" % WRITERS if not errors else "; ".join(errors)[:800]):
+            return
         for w, srv in enumerate(servers, 1):
-            srv.exec(sink_sql(props, "w%d" % w))
             # Upsert sinks: format 2 (equality deletes) and format 1 (files rewritten).
             for fv in (2, 1):
                 srv.exec(sink_sql(props, "w%d" % w, "kv%d" % fv, "shared.kv%d" % fv, UPSERT_COLUMNS,
