@@ -16,7 +16,11 @@ func createTable(t *testing.T, cat *Catalog, name string, sc *arrow.Schema, part
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := cat.CreateTable(t.Context(), table.Identifier{"db", name}, TableDef{Schema: is, Partition: parts, Properties: props})
+	ident := table.Identifier{"db", name}
+	if cat.Type() == "rest" {
+		dropRESTTable(t, cat, ident)
+	}
+	tbl, err := cat.CreateTable(t.Context(), ident, TableDef{Schema: is, Partition: parts, Properties: props})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +59,9 @@ func checkBoth(t *testing.T, tbl *table.Table, want []string) {
 
 // TestPinnedCommitConflicts: two handles built on the same head; the
 // second commit must fail with ErrConflict and change nothing.
-func TestPinnedCommitConflicts(t *testing.T) {
-	cat := openTestCatalog(t, t.TempDir())
+func TestPinnedCommitConflicts(t *testing.T) { onCatalogs(t, testPinnedCommitConflicts) }
+
+func testPinnedCommitConflicts(t *testing.T, cat *Catalog) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	tbl := createTable(t, cat, "c", sc, nil, nil)
 	a, err := WriteFiles(t.Context(), tbl, sc, one(records(t, sc, `[{"id": 1}]`)), 0)
@@ -89,8 +94,9 @@ func TestPinnedCommitConflicts(t *testing.T) {
 // on the key plus the new rows) replaces old rows, keeps the new ones
 // (same sequence number: not deleted), and reads the same through
 // iceberg-go and DuckDB; a later append of a deleted key is visible.
-func TestEqualityDeleteUpsert(t *testing.T) {
-	cat := openTestCatalog(t, t.TempDir())
+func TestEqualityDeleteUpsert(t *testing.T) { onCatalogs(t, testEqualityDeleteUpsert) }
+
+func testEqualityDeleteUpsert(t *testing.T, cat *Catalog) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -132,8 +138,9 @@ func TestEqualityDeleteUpsert(t *testing.T) {
 
 // TestPositionDeletesFromIcebergGo: a merge-on-read delete written by
 // iceberg-go itself (position deletes) is applied by the DuckDB scan.
-func TestPositionDeletesFromIcebergGo(t *testing.T) {
-	cat := openTestCatalog(t, t.TempDir())
+func TestPositionDeletesFromIcebergGo(t *testing.T) { onCatalogs(t, testPositionDeletesFromIcebergGo) }
+
+func testPositionDeletesFromIcebergGo(t *testing.T, cat *Catalog) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	tbl := createTable(t, cat, "p", sc, nil, map[string]string{"write.delete.mode": "merge-on-read"})
 	tbl = appendJSON(t, tbl, sc, `[{"id": 1}, {"id": 2}, {"id": 3}, {"id": 4}]`, nil)
@@ -155,8 +162,9 @@ func TestPositionDeletesFromIcebergGo(t *testing.T) {
 // writes rows, and checks the partition values iceberg-go computed and
 // that both readers see the rows; then upserts by equality deletes,
 // which are partition-scoped here.
-func TestPartitionTransforms(t *testing.T) {
-	cat := openTestCatalog(t, t.TempDir())
+func TestPartitionTransforms(t *testing.T) { onCatalogs(t, testPartitionTransforms) }
+
+func testPartitionTransforms(t *testing.T, cat *Catalog) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "region", Type: arrow.BinaryTypes.String},
@@ -224,8 +232,9 @@ func TestPartitionTransforms(t *testing.T) {
 
 // TestPartitionedEqualityDeletes: with the partition column in the key,
 // equality deletes are written per partition and scoped to it.
-func TestPartitionedEqualityDeletes(t *testing.T) {
-	cat := openTestCatalog(t, t.TempDir())
+func TestPartitionedEqualityDeletes(t *testing.T) { onCatalogs(t, testPartitionedEqualityDeletes) }
+
+func testPartitionedEqualityDeletes(t *testing.T, cat *Catalog) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "region", Type: arrow.BinaryTypes.String},
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -258,8 +267,11 @@ func TestPartitionedEqualityDeletes(t *testing.T) {
 // the new spec) would not reach its old files: refused while they are
 // live. Going back to an unpartitioned spec makes deletes global again.
 func TestEqualityColumnsAfterSpecEvolution(t *testing.T) {
+	onCatalogs(t, testEqualityColumnsAfterSpecEvolution)
+}
+
+func testEqualityColumnsAfterSpecEvolution(t *testing.T, cat *Catalog) {
 	ctx := t.Context()
-	cat := openTestCatalog(t, t.TempDir())
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},

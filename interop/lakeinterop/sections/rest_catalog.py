@@ -6,8 +6,9 @@ and started once per run on a free port, backed by a JdbcCatalog on a SQLite fil
 warehouse in the run's folder. Against it:
 
 - lakesql's Go Iceberg tests that take a catalog (catalogadapter/apacheiceberg: the "rest"
-  lake of the sink, commit, discard and multi-process tests), run with `go test` and
-  LAKESQL_ICEBERG_REST_URI; each Go test is one check;
+  lake of the sink, commit, discard and multi-process tests; tableformat/iceberg: the
+  row-delta, conflict and partition tests), run with `go test` and LAKESQL_ICEBERG_REST_URI;
+  each Go test is one check;
 - a `lakesql serve` with an append sink (a row of each common type) and an upsert sink
   (upserts, a changelog delete, DELETE and UPDATE) through catalog.type = 'rest', read by
   lakesql's SELECT, pyiceberg's RestCatalog and Spark's REST catalog.
@@ -27,11 +28,14 @@ from .shared_catalog import free_port
 
 ICEBERG = "1.10.0"
 MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
-# The Go tests (in catalogadapter/apacheiceberg) that run on the REST lake: top-level tests of
-# their own, and the "rest" subtest of the tests that run on every lake.
-GO_PKG = "./catalogadapter/apacheiceberg"
+# The Go tests that run against the REST catalog: in catalogadapter/apacheiceberg, tests of
+# their own and the "rest" lake's subtest of the tests that run on every lake; in
+# tableformat/iceberg, the "rest" subtest of the row-delta, conflict and partition tests.
+GO_PKGS = ["./catalogadapter/apacheiceberg", "./tableformat/iceberg"]
 GO_RUN = ("^(TestRESTSinkUpsertRowDelta|TestManyProcessesAppendREST|TestSinkAppendRollbackReplayRestart|"
-          "TestCommitRefusesMissingStagedFile|TestDiscardKeepsCommittedFiles|TestSameWriterTwoProcesses)$/^rest$")
+          "TestCommitRefusesMissingStagedFile|TestDiscardKeepsCommittedFiles|TestSameWriterTwoProcesses|"
+          "TestPinnedCommitConflicts|TestEqualityDeleteUpsert|TestPositionDeletesFromIcebergGo|"
+          "TestPartitionTransforms|TestPartitionedEqualityDeletes|TestEqualityColumnsAfterSpecEvolution)$/^rest$")
 
 
 def classpath():
@@ -123,7 +127,7 @@ def go_tests(ledger, rest):
     env = dict(os.environ, LAKESQL_ICEBERG_REST_URI=rest.uri)
     log = os.path.join(rest.dir, "go-test.json")
     with open(log, "w") as out:
-        r = subprocess.run(["go", "test", "-tags", "duckdb_arrow", "-count=1", "-json", "-run", GO_RUN, GO_PKG],
+        r = subprocess.run(["go", "test", "-tags", "duckdb_arrow", "-count=1", "-json", "-run", GO_RUN] + GO_PKGS,
                            cwd=paths.ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     verdicts, output = {}, {}
     for line in open(log):
@@ -134,6 +138,7 @@ def go_tests(ledger, rest):
         t = ev.get("Test")
         if not t:
             continue
+        t = ev.get("Package", "").rsplit("/", 1)[-1] + "." + t
         if ev.get("Action") == "output":
             output.setdefault(t, []).append(ev.get("Output", ""))
         elif ev.get("Action") in ("pass", "fail", "skip"):
@@ -145,9 +150,9 @@ def go_tests(ledger, rest):
         detail = "passed" if v == "pass" else v + ": " + "".join(output.get(t, []))[-600:].strip()
         ledger.check("go " + t, "go test", v == "pass", detail)
     if not leaves:
-        ledger.wrong("go " + GO_PKG, "go test", "no test ran (exit %d): %s" % (r.returncode, open(log).read()[-800:]))
+        ledger.wrong("go " + " ".join(GO_PKGS), "go test", "no test ran (exit %d): %s" % (r.returncode, open(log).read()[-800:]))
     elif r.returncode != 0 and all(verdicts[t] == "pass" for t in leaves):
-        ledger.wrong("go " + GO_PKG, "go test", "go test exited %d: %s" % (r.returncode, open(log).read()[-800:]))
+        ledger.wrong("go " + " ".join(GO_PKGS), "go test", "go test exited %d: %s" % (r.returncode, open(log).read()[-800:]))
 
 
 APPEND_COLS = ("(id INT NOT NULL, big BIGINT, d DOUBLE, amount DECIMAL(12,3), name VARCHAR(32), "
