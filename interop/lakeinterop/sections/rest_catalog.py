@@ -35,7 +35,8 @@ GO_PKGS = ["./catalogadapter/apacheiceberg", "./tableformat/iceberg"]
 GO_RUN = ("^(TestRESTSinkUpsertRowDelta|TestManyProcessesAppendREST|TestSinkAppendRollbackReplayRestart|"
           "TestCommitRefusesMissingStagedFile|TestDiscardKeepsCommittedFiles|TestSameWriterTwoProcesses|"
           "TestPinnedCommitConflicts|TestEqualityDeleteUpsert|TestPositionDeletesFromIcebergGo|"
-          "TestPartitionTransforms|TestPartitionedEqualityDeletes|TestEqualityColumnsAfterSpecEvolution)$/^rest$")
+          "TestPartitionTransforms|TestPartitionedEqualityDeletes|TestEqualityColumnsAfterSpecEvolution|"
+          "TestRESTConcurrentNamespace)$/^rest$")
 
 
 def classpath():
