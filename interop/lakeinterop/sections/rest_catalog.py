@@ -127,9 +127,11 @@ def go_tests(ledger, rest):
     """The Go tests of GO_RUN against the fixture; each leaf test's verdict is a check."""
     env = dict(os.environ, LAKESQL_ICEBERG_REST_URI=rest.uri)
     log = os.path.join(rest.dir, "go-test.json")
+    start = time.time()
     with open(log, "w") as out:
         r = subprocess.run(["go", "test", "-tags", "duckdb_arrow", "-count=1", "-json", "-run", GO_RUN] + GO_PKGS,
                            cwd=paths.ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    ledger.out("interop: rest_catalog: go test took %.0fs" % (time.time() - start))
     verdicts, output = {}, {}
     for line in open(log):
         try:
