@@ -1,6 +1,7 @@
 package iceberg
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,4 +95,26 @@ func TestLocalPathDecodedFallback(t *testing.T) {
 			t.Errorf("%s: %s, want an error", bad, got)
 		}
 	}
+}
+
+// TestEmptyStringPartitionRefused: a commit of files whose string partition
+// value is an empty string is refused (ErrUnsupported) and changes nothing; iceberg-go
+// would write the manifest's lower bound as null, which readers take for
+// "only nulls" and skip.
+func TestEmptyStringPartitionRefused(t *testing.T) {
+	cat := openTestCatalog(t, t.TempDir())
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	tbl := createTable(t, cat, "empty", sc, []PartitionField{{Column: "region", Transform: ice.TruncateTransform{Width: 2}}}, nil)
+	tbl = appendJSON(t, tbl, sc, `[{"region": "eu", "id": 1}, {"region": null, "id": 2}]`, nil)
+	files, err := WriteFiles(t.Context(), tbl, sc, one(records(t, sc, `[{"region": "", "id": 3}, {"region": "us", "id": 4}]`)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Commit(t.Context(), tbl, Change{Adds: files}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "empty string as a partition value") {
+		t.Fatalf("commit of a '' partition: %v, want ErrUnsupported naming it", err)
+	}
+	checkBoth(t, tbl, []string{"eu|1", "NULL|2"})
 }
