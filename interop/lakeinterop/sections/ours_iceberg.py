@@ -73,7 +73,7 @@ def run(ledger):
 
 def _catalog_name(ledger, db):
     """The one catalog_name lakesql's rows carry in iceberg_tables."""
-    with ledger.guard("(catalog)", "sqlite"):
+    with ledger.guard("(catalog)", "pyiceberg"):
         c = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
         try:
             names = [r[0] for r in c.execute("SELECT DISTINCT catalog_name FROM iceberg_tables")]
@@ -81,7 +81,7 @@ def _catalog_name(ledger, db):
         finally:
             c.close()
         ok = len(names) == 1 and mode == "wal"
-        ledger.check("(catalog)", "sqlite", ok, "catalog_name %s, journal_mode %s" % (names, mode))
+        ledger.check("(catalog)", "pyiceberg", ok, "catalog_name %s, journal_mode %s" % (names, mode))
         return names[0] if ok else None
     return None
 
