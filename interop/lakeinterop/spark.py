@@ -58,20 +58,34 @@ def iceberg_catalog(name, **props):
         s.conf.set("spark.sql.catalog.%s.%s" % (name, k.replace("_", "-")), v)
 
 
-def iceberg_sqlite_catalog(name, data_dir, catalog_name):
+def iceberg_sqlite_catalog(name, data_dir, catalog_name=None):
     """Registers lakesql's own SQLite catalog of DATA as Spark's Iceberg catalog NAME.
 
     iceberg-go's SQL catalog and Iceberg's JdbcCatalog share one schema
-    (iceberg_tables, iceberg_namespace_properties); catalog_name is the
-    catalog_name column lakesql writes.
+    (iceberg_tables with its iceberg_type column: the JDBC catalog's V1).
+    The JdbcCatalog reads the rows whose catalog_name is its Spark name (it
+    has no setting for another), so NAME must be the catalog_name lakesql
+    writes ("lakesql"); catalog_name, when given, is checked against it.
+    Registering NAME again for another data directory drops the catalogs
+    Spark has built so far, so that the new settings take effect.
     """
-    iceberg_catalog(name, type="jdbc",
-                    uri="jdbc:sqlite:" + os.path.join(data_dir, "iceberg", "catalog.db"),
-                    warehouse="file://" + os.path.join(data_dir, "iceberg", "warehouse"))
+    if catalog_name is not None and catalog_name != name:
+        raise ValueError("Iceberg's JdbcCatalog reads rows of catalog_name = its Spark name: "
+                         "register %r, not %r" % (catalog_name, name))
+    uri = "jdbc:sqlite:" + os.path.join(data_dir, "iceberg", "catalog.db")
     s = session()
+    again = _sqlite_catalogs.get(name) not in (None, uri)
+    iceberg_catalog(name, type="jdbc", uri=uri,
+                    warehouse="file://" + os.path.join(data_dir, "iceberg", "warehouse"))
     s.conf.set("spark.sql.catalog.%s.jdbc.schema-version" % name, "V1")
-    # The JDBC catalog's catalog-name is its Spark name unless told otherwise.
-    s.conf.set("spark.sql.catalog.%s.catalog-name" % name, catalog_name)
+    # lakesql commits between reads: no cached table may hide a snapshot.
+    s.conf.set("spark.sql.catalog.%s.cache-enabled" % name, "false")
+    if again:
+        s._jsparkSession.sessionState().catalogManager().reset()
+    _sqlite_catalogs[name] = uri
+
+
+_sqlite_catalogs = {}  # Spark catalog name -> the JDBC uri it was registered with
 
 
 def stop():

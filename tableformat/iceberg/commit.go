@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	ice "github.com/apache/iceberg-go"
@@ -42,6 +43,9 @@ type Change struct {
 func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, error) {
 	if len(ch.Removes) > 0 && len(ch.Deletes) > 0 {
 		return nil, fmt.Errorf("%w: a commit either removes data files or adds delete files, not both", ErrInvalid)
+	}
+	if err := emptyStringPartition(tbl.Metadata(), append(slices.Clip(ch.Adds), ch.Deletes...)); err != nil {
+		return nil, err
 	}
 	tx := tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {

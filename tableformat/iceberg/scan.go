@@ -3,8 +3,6 @@ package iceberg
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -457,19 +455,3 @@ func (b *scanBuilder) localPaths(tasks []table.FileScanTask) (string, error) {
 	}
 	return "[" + strings.Join(out, ", ") + "]", nil
 }
-
-// localPath turns a file URI of the table into a local path; other URIs
-// (object storage) are ErrUnsupported: they go through the cache.
-func localPath(uri string) (string, error) {
-	if strings.HasPrefix(uri, "/") {
-		return filepath.Clean(uri), nil
-	}
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" {
-		return "", fmt.Errorf("%w: file %s is not on the local file system", ErrUnsupported, uri)
-	}
-	return filepath.Clean(u.Path), nil
-}
-
-// LocalPath is localPath for other packages (Discard deletes files by it).
-func LocalPath(uri string) (string, error) { return localPath(uri) }

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"errors"
+	gofs "io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -29,8 +30,60 @@ func init() {
 	}
 }
 
-// syncedFS is iceberg-go's LocalFS whose writes are synced on close.
+// syncedFS is iceberg-go's LocalFS whose writes are synced on close, and
+// which finds a file URI's file by localPath: spelled as it is, where
+// LocalFS would percent-decode it.
 type syncedFS struct{ iceio.LocalFS }
+
+// local is name's local path, or name itself when it is none (LocalFS
+// then reports why).
+func local(name string) string {
+	if p, err := localPath(name); err == nil {
+		return p
+	}
+	return name
+}
+
+// Open implements iceio.IO.
+func (fs syncedFS) Open(name string) (iceio.File, error) { return fs.LocalFS.Open(local(name)) }
+
+// ReadFile implements iceio.ReadFileIO.
+func (fs syncedFS) ReadFile(name string) ([]byte, error) { return fs.LocalFS.ReadFile(local(name)) }
+
+// Remove implements iceio.IO.
+func (fs syncedFS) Remove(name string) error { return fs.LocalFS.Remove(local(name)) }
+
+// RemoveAll removes name and what is below it.
+func (fs syncedFS) RemoveAll(name string) error { return fs.LocalFS.RemoveAll(local(name)) }
+
+// WalkDir walks the folder root.
+func (fs syncedFS) WalkDir(root string, fn gofs.WalkDirFunc) error {
+	return fs.LocalFS.WalkDir(local(root), fn)
+}
+
+// ReadDir lists the folder name.
+func (fs syncedFS) ReadDir(name string) ([]gofs.DirEntry, error) {
+	return fs.LocalFS.ReadDir(local(name))
+}
+
+// MkdirAll makes the folder name and its parents.
+func (fs syncedFS) MkdirAll(name string) error { return fs.LocalFS.MkdirAll(local(name)) }
+
+// Mkdir makes the folder name.
+func (fs syncedFS) Mkdir(name string) error { return fs.LocalFS.Mkdir(local(name)) }
+
+// Stat describes the file name.
+func (fs syncedFS) Stat(name string) (gofs.FileInfo, error) { return fs.LocalFS.Stat(local(name)) }
+
+// RenameNoReplace moves oldpath to newpath unless newpath exists.
+func (fs syncedFS) RenameNoReplace(oldpath, newpath string) error {
+	return fs.LocalFS.RenameNoReplace(local(oldpath), local(newpath))
+}
+
+// Rename moves oldpath to newpath.
+func (fs syncedFS) Rename(oldpath, newpath string) error {
+	return fs.LocalFS.Rename(local(oldpath), local(newpath))
+}
 
 // Create implements iceio.WriteFileIO.
 func (fs syncedFS) Create(name string) (iceio.FileWriter, error) {
@@ -46,7 +99,7 @@ func (fs syncedFS) Create(name string) (iceio.FileWriter, error) {
 			stop = filepath.Dir(stop)
 		}
 	}
-	w, err := fs.LocalFS.Create(name)
+	w, err := fs.LocalFS.Create(local(name))
 	if err != nil {
 		return nil, err
 	}
