@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -460,6 +461,11 @@ func (b *scanBuilder) localPaths(tasks []table.FileScanTask) (string, error) {
 
 // localPath turns a file URI of the table into a local path; other URIs
 // (object storage) are ErrUnsupported: they go through the cache.
+//
+// Java Iceberg and pyiceberg take a location's path as it is spelled: a
+// partition value they escape into a folder name (cat=x%2Fy) is a folder
+// named so on disk. iceberg-go decodes the escapes. So the path as spelled
+// is taken when such a file exists, else the decoded one.
 func localPath(uri string) (string, error) {
 	if strings.HasPrefix(uri, "/") {
 		return filepath.Clean(uri), nil
@@ -468,7 +474,29 @@ func localPath(uri string) (string, error) {
 	if err != nil || u.Scheme != "file" {
 		return "", fmt.Errorf("%w: file %s is not on the local file system", ErrUnsupported, uri)
 	}
-	return filepath.Clean(u.Path), nil
+	decoded := filepath.Clean(u.Path)
+	if spelled, ok := spelledPath(uri, u); ok && spelled != decoded {
+		if _, err := os.Lstat(spelled); err == nil {
+			return spelled, nil
+		}
+	}
+	return decoded, nil
+}
+
+// spelledPath is the path of a file: URI without decoding its escapes:
+// the text after file://host, or after file: when there is no authority.
+func spelledPath(uri string, u *url.URL) (string, bool) {
+	if u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" || !strings.Contains(uri, "%") {
+		return "", false
+	}
+	rest := uri[len("file:"):]
+	if strings.HasPrefix(rest, "//") {
+		rest = rest[2+len(u.Host):]
+	}
+	if !strings.HasPrefix(rest, "/") {
+		return "", false
+	}
+	return filepath.Clean(filepath.FromSlash(rest)), true
 }
 
 // LocalPath is localPath for other packages (Discard deletes files by it).

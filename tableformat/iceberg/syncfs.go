@@ -81,3 +81,26 @@ func (f syncedFile) Close() error {
 	}
 	return fsync.Up(filepath.Dir(f.Name()), f.stop)
 }
+
+// Open implements iceio.IO; a file: URI is read at the path localPath
+// picks (as spelled when such a file exists, as Java Iceberg and pyiceberg
+// write escaped partition folders).
+func (fs syncedFS) Open(name string) (iceio.File, error) { return fs.LocalFS.Open(spelled(name)) }
+
+// ReadFile implements iceio.ReadFileIO, as Open.
+func (fs syncedFS) ReadFile(name string) ([]byte, error) { return fs.LocalFS.ReadFile(spelled(name)) }
+
+// spelled is name, or the local path localPath picks for a file: URI
+// whose spelled path differs from the decoded one.
+func spelled(name string) string {
+	u, err := url.Parse(name)
+	if err != nil || u.Scheme != "file" {
+		return name
+	}
+	if p, ok := spelledPath(name, u); ok {
+		if lp, err := localPath(name); err == nil && lp == p {
+			return p
+		}
+	}
+	return name
+}
