@@ -123,23 +123,21 @@ def upserted(before, rows=(), deleted=()):
 
 
 class PyReader:
-    """A table read by pyiceberg: schema fields, rows, the schema's identity."""
+    """A table read by pyiceberg: read() gives (columns, MySQL types, types, rows, schema as field ids, names, types)."""
     engine = "pyiceberg"
 
     def __init__(self, tbl):
         self.tbl = tbl
 
-    def read(self):
+    def read(self, where=None):
+        """where: a pyiceberg row filter (string), which prunes files by partition values and stats."""
         self.tbl = self.tbl.refresh()
         fields = self.tbl.schema().fields
-        at = self.tbl.scan().to_arrow()
+        at = (self.tbl.scan(row_filter=where) if where else self.tbl.scan()).to_arrow()
         rows = [tuple(py_value(r[f.name], f.field_type) for f in fields) for r in at.to_pylist()]
         return ([f.name for f in fields], {f.name: mysql_type(f.field_type) for f in fields},
-                [norm_type(f.field_type) for f in fields], rows)
-
-    def schema(self):
-        s = self.tbl.refresh().schema()
-        return [(f.field_id, f.name, str(f.field_type), f.required) for f in s.fields]
+                [norm_type(f.field_type) for f in fields], rows,
+                [(f.field_id, f.name, str(f.field_type), f.required) for f in fields])
 
 
 def fresh_catalog():
@@ -150,25 +148,24 @@ def fresh_catalog():
 
 
 class SparkReader:
-    """A table read by Spark through the JDBC catalog."""
+    """A table read by Spark through the JDBC catalog, as PyReader."""
     engine = "spark"
 
     def __init__(self, name):
         self.name = name
 
-    def read(self):
+    def read(self, where=None):
+        """where: a Spark SQL condition, which prunes files by partition values and stats."""
         from .. import spark
         fresh_catalog()
         df = spark.session().table(self.name)
+        if where:
+            df = df.where(where)
         fields = df.schema.fields
         types = [f.dataType.simpleString() for f in fields]
         rows = [tuple(x) for x in df.collect()]
-        return ([f.name for f in fields], {f.name: spark_mysql_type(t) for f, t in zip(fields, types)}, types, rows)
-
-    def schema(self):
-        from .. import spark
-        fresh_catalog()
-        return [(f.name, f.dataType.simpleString(), f.nullable) for f in spark.session().table(self.name).schema.fields]
+        return ([f.name for f in fields], {f.name: spark_mysql_type(t) for f, t in zip(fields, types)}, types, rows,
+                [(f.name, t, f.nullable) for f, t in zip(fields, types)])
 
 
 # ---------------------------------------------------------------- one table
@@ -180,8 +177,13 @@ class Case:
     refuse names the feature when lakesql must refuse to attach (1235).
     """
 
-    def __init__(self, name, ident, reader, cols="", opts="", stmts=(), expect=None, refuse=None, what="written"):
+    def __init__(self, name, ident, reader, cols="", opts="", stmts=(), expect=None, refuse=None, what="written",
+                 filters=(), post=None):
         self.name, self.ident, self.reader = name, ident, reader
+        # (engine condition, predicate on a row): after lakesql's writes the engine's filtered
+        # read, pruned by the partition values lakesql wrote, must give the rows the predicate keeps.
+        self.filters = list(filters)
+        self.post = post  # after lakesql's writes: () -> (ok, detail), a check of what lakesql wrote
         self.cols, self.opts, self.stmts, self.expect, self.refuse = cols, opts, list(stmts), expect, refuse
         self.what = what
 
@@ -190,34 +192,45 @@ class Case:
         if self.refuse is not None:
             refusal(ledger, self.name, err, self.refuse)
             return
-        with ledger.guard(self.name, "lakesql"):
+        name, eng = self.name, self.reader.engine
+        with ledger.guard(name, "lakesql"):
             if err is not None:
                 raise err
-            cols, want_types, types, before = self.reader.read()
-            if not self.check_types(ledger, srv, self.name, want_types):
+            cols, want_types, types, before, schema_before = self.reader.read()
+            if not self.check_types(ledger, srv, name, want_types):
                 return
-            if not ledger.rows(self.name, "lakesql", before, select(srv, self.name, cols), types):
+            if not ledger.rows(name, "lakesql", before, select(srv, name, cols), types):
                 return
         if not self.stmts:
             return
-        after = "%s after %s" % (self.name, self.what)
+        after = "after " + self.what
         ours = None
-        with ledger.guard(after, "lakesql"):
-            schema_before = self.reader.schema()
+        with ledger.guard(name, "lakesql"):
             for sql, args in self.stmts:
                 srv.exec(sql, args)
-            ours = select(srv, self.name, cols)
-            if not ledger.rows(after, "lakesql", self.expect(before), ours, types):
+            ours = select(srv, name, cols)
+            if not ledger.rows(name, "lakesql", self.expect(before), ours, types, what="rows " + after):
                 ours = None
         if ours is None:
             return
-        with ledger.guard(after, self.reader.engine):
-            schema_after = self.reader.schema()
+        with ledger.guard(name, eng):
+            _, _, types2, theirs, schema_after = self.reader.read()
             if schema_after != schema_before:
-                ledger.wrong(after, self.reader.engine, "schema changed: %s -> %s" % (schema_before, schema_after))
+                ledger.wrong(name, eng, "%s: schema changed: %s -> %s" % (after, schema_before, schema_after))
                 return
-            cols2, _, types2, theirs = self.reader.read()
-            ledger.rows(after, self.reader.engine, ours, theirs, types2)
+            if not ledger.rows(name, eng, ours, theirs, types2, what="rows " + after):
+                return
+        if self.post is not None:
+            with ledger.guard(name, eng):
+                ok, detail = self.post()
+                ledger.check(name, eng, ok, after + ": " + detail)
+        if self.filters:
+            # One read with the conditions or-ed: pruning by partition values still applies.
+            with ledger.guard(name, eng):
+                cond = " or ".join("(%s)" % c for c, _ in self.filters)
+                want = [r for r in ours if any(p(r) for _, p in self.filters)]
+                got = self.reader.read(cond)[3]
+                ledger.rows(name, eng, want, got, types2, what="rows %s, filtered by %s" % (after, cond))
 
     @staticmethod
     def check_types(ledger, srv, name, want):
@@ -360,7 +373,11 @@ def py_cases(cat, other, other_opts):
                           ("INSERT INTO parted VALUES (%s, %s, %s, %s, %s), (%s, %s, %s, %s, %s), (%s, %s, %s, %s, %s)",
                            naive(v for r in up for v in r)),
                           ("DELETE FROM parted WHERE id = 3", None)],
-                      expect=lambda before: upserted(before, up, [3])))
+                      expect=lambda before: upserted(before, up, [3]),
+                      filters=[("cat = 'new'", lambda r: r[1] == "new"),
+                               ("ts >= '1950-01-01T00:00:00+00:00' and ts < '1950-01-02T00:00:00+00:00'",
+                                lambda r: r[2] is not None and ts(1950, 1, 1) <= r[2].replace(tzinfo=UTC) < ts(1950, 1, 2)),
+                               ("id = 1", lambda r: r[0] == 1), ("s = 'zzz'", lambda r: r[4] == "zzz")]))
 
     # Schema evolved after data was written: a column added, one renamed, int widened to long.
     s = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "label", StringType()),
@@ -423,6 +440,14 @@ def py_cases(cat, other, other_opts):
 # ---------------------------------------------------------------- Spark's tables
 
 
+def delete_files(table, content, what):
+    """(ok, detail): whether Spark lists live delete files of content (1 position, 2 equality) in table."""
+    from .. import spark
+    fresh_catalog()
+    n = spark.session().sql("SELECT count(*) FROM %s.delete_files WHERE content = %d" % (table, content)).collect()[0][0]
+    return n > 0, "%d %s delete file(s) live" % (n, what)
+
+
 def spark_cases(data):
     """Tables Spark creates through its JDBC catalog on lakesql's SQLite file (format 2)."""
     from .. import spark
@@ -437,7 +462,8 @@ def spark_cases(data):
            "'write.merge.mode' = 'merge-on-read'")
     s.sql("CREATE NAMESPACE IF NOT EXISTS lakesql.sp")
 
-    # Partitioned by bucket, truncate and days; a merge-on-read DELETE and UPDATE (position deletes).
+    # Partitioned by bucket, truncate and days ('a/' escaped in a folder name); a merge-on-read
+    # DELETE (position deletes).
     s.sql("CREATE TABLE lakesql.sp.mor (id BIGINT NOT NULL, cat STRING, ts TIMESTAMP, amt DECIMAL(38,18), d DATE) "
           "USING iceberg PARTITIONED BY (bucket(4, id), truncate(2, cat), days(ts)) TBLPROPERTIES (%s)" % mor)
     s.sql("INSERT INTO lakesql.sp.mor VALUES "
@@ -446,10 +472,9 @@ def spark_cases(data):
           "(3, 'a/b=c%', TIMESTAMP '1900-01-01 00:00:00', 0, DATE '0001-01-01'), "
           "(4, NULL, NULL, NULL, NULL), (5, '', TIMESTAMP '2024-01-01 23:00:00', 99999999999999999999.999999999999999999, NULL)")
     s.sql("DELETE FROM lakesql.sp.mor WHERE id = 2")
-    s.sql("UPDATE lakesql.sp.mor SET cat = 'gamma' WHERE id = 3")
-    pos = s.sql("SELECT count(*) FROM lakesql.sp.mor.delete_files WHERE content = 1").collect()[0][0]
-    if pos == 0:
-        raise RuntimeError("Spark wrote no position delete files for its merge-on-read DELETE")
+    ok, detail = delete_files("lakesql.sp.mor", 1, "position")
+    if not ok:
+        raise RuntimeError("Spark's merge-on-read DELETE left " + detail)
     up_m = [(1, "alpha2", ts(2024, 1, 2), D("2.5"), datetime.date(2024, 1, 2)), (6, "new", ts(1950, 6, 1), None, None)]
     cases = [Case("sp_mor", "sp.mor", SparkReader("lakesql.sp.mor"), what="upsert",
                   cols="id BIGINT NOT NULL, cat LONGTEXT, ts TIMESTAMP(6), amt DECIMAL(38,18), d DATE, PRIMARY KEY (id)",
@@ -457,7 +482,10 @@ def spark_cases(data):
                       ("INSERT INTO sp_mor VALUES (1, 'alpha2', '2024-01-02 00:00:00', 2.5, '2024-01-02'), "
                        "(6, 'new', '1950-06-01 00:00:00', NULL, NULL)", None),
                       ("DELETE FROM sp_mor WHERE id = 4", None)],
-                  expect=lambda before: upserted(before, up_m, [4]))]
+                  expect=lambda before: upserted(before, up_m, [4]),
+                  filters=[("id = 6", lambda r: r[0] == 6), ("cat = 'alpha2'", lambda r: r[1] == "alpha2"),
+                           ("ts >= TIMESTAMP '1950-06-01 00:00:00' AND ts < TIMESTAMP '1950-06-02 00:00:00'",
+                            lambda r: r[2] is not None and ts(1950, 6, 1) <= r[2].replace(tzinfo=UTC) < ts(1950, 6, 2))])]
 
     # Bucketed by its key: lakesql's upserts land as equality deletes, which Spark must apply.
     s.sql("CREATE TABLE lakesql.sp.eq (id BIGINT NOT NULL, v STRING, n INT) USING iceberg "
@@ -469,7 +497,9 @@ def spark_cases(data):
                       cols="id BIGINT NOT NULL, v LONGTEXT, n INT, PRIMARY KEY (id)", opts="mode = 'upsert'", stmts=[
                           ("INSERT INTO sp_eq VALUES (1, 'A', 10), (5, 'e', 5)", None),
                           ("DELETE FROM sp_eq WHERE id = 2", None)],
-                      expect=lambda before: upserted(before, up_q, [2])))
+                      expect=lambda before: upserted(before, up_q, [2]),
+                      filters=[("id = 1", lambda r: r[0] == 1), ("id = 5", lambda r: r[0] == 5)],
+                      post=lambda: delete_files("lakesql.sp.eq", 2, "equality")))
 
     # Nested columns and timestamp_ntz, attached without columns; lakesql appends.
     s.sql("CREATE TABLE lakesql.sp.nest (id BIGINT, st STRUCT<a: INT, b: STRING>, arr ARRAY<DOUBLE>, "
