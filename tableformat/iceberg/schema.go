@@ -112,7 +112,15 @@ func icebergType(dt arrow.DataType, id func() int) (ice.Type, error) {
 
 // ArrowSchema is the table schema as the layers above see it: plain Arrow
 // types, no field-id metadata, timestamptz as timestamp[us, tz=UTC].
+// Iceberg types lakesql has no column type for (time, uuid and fixed),
+// at any depth, are refused with ErrUnsupported naming the column and
+// the type, before a sink attaches to the table.
 func ArrowSchema(s *ice.Schema) (*arrow.Schema, error) {
+	for _, f := range s.Fields() {
+		if bad := unreadableType(f.Type); bad != nil {
+			return nil, fmt.Errorf("%w: column %q: Iceberg type %s has no lakesql column type", ErrUnsupported, f.Name, bad)
+		}
+	}
 	as, err := table.SchemaToArrowSchema(s, nil, false, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema to Arrow: %w", ErrUnsupported, err)
@@ -126,6 +134,29 @@ func ArrowSchema(s *ice.Schema) (*arrow.Schema, error) {
 		fields[i] = f
 	}
 	return arrow.NewSchema(fields, nil), nil
+}
+
+// unreadableType is the first type within t that lakesql cannot show as a
+// MySQL column, or nil.
+func unreadableType(t ice.Type) ice.Type {
+	switch tt := t.(type) {
+	case ice.TimeType, ice.UUIDType, ice.FixedType:
+		return t
+	case *ice.StructType:
+		for _, f := range tt.FieldList {
+			if bad := unreadableType(f.Type); bad != nil {
+				return bad
+			}
+		}
+	case *ice.ListType:
+		return unreadableType(tt.Element)
+	case *ice.MapType:
+		if bad := unreadableType(tt.KeyType); bad != nil {
+			return bad
+		}
+		return unreadableType(tt.ValueType)
+	}
+	return nil
 }
 
 // StoredArrowSchema is the Arrow schema a table created from s reports

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
+
+// MergeModeKey is the Iceberg table property that says how a MERGE
+// writes: merge-on-read (delete files) or copy-on-write (rewritten files).
+const MergeModeKey = "write.merge.mode"
 
 // WriteFiles writes records as Parquet data files of tbl, with the
 // table's partitioning, field ids and column statistics, and commits
@@ -37,11 +42,18 @@ func WriteFiles(ctx context.Context, tbl *table.Table, schema *arrow.Schema,
 // ambiguous), format version 1, and partitioned tables whose partition
 // columns are not all in the key (the delete would land in the new row's
 // partition while the old row sits in another), and partitioned tables
-// whose live data files are not all of the current spec (oldSpecData).
+// whose live data files are not all of the current spec (oldSpecData);
+// and tables whose write.merge.mode is copy-on-write.
 func EqualityColumns(ctx context.Context, tbl *table.Table, key []string) ([]string, []int, error) {
 	meta := tbl.Metadata()
 	if meta.Version() < 2 {
 		return nil, nil, fmt.Errorf("%w: equality deletes need format version 2, the table is version 1", ErrUnsupported)
+	}
+	// An upsert epoch is a MERGE by key; a table whose owner asked for
+	// copy-on-write merges gets no delete files (pyiceberg 0.12, for one,
+	// reads no equality deletes).
+	if strings.EqualFold(tbl.Properties().Get(MergeModeKey, ""), "copy-on-write") {
+		return nil, nil, fmt.Errorf("%w: the table's %s is copy-on-write", ErrUnsupported, MergeModeKey)
 	}
 	schema := meta.CurrentSchema()
 	inKey := map[int]bool{}
