@@ -1,5 +1,234 @@
-"""Section concurrent: to be written."""
+"""Section 3: lakesql and delta-rs append to one Delta table at the same time.
+
+Once on the local disk, once on versitygw (S3). lakesql writes 20 autocommit
+INSERTs and 5 two-statement transactions through one connection; two
+delta-rs threads append 10 times each (the GIL is released in delta-rs'
+Rust code, so the commits race for real). Then:
+
+- the log: versions 0..N, each commit file present, no gap, N = the number
+  of commits made; lakesql's epochs (its `txn` versions) 1..25, each once;
+- the rows: every row, tagged with its writer and a unique id, exactly once,
+  read by lakesql's SELECT, delta-rs and Spark.
+
+On S3, delta-rs 1.x commits with the default log store (put-if-absent
+through object_store); `aws_conditional_put = etag` makes that an S3
+`If-None-Match: *` put (delta-rs 1.x has no other locking provider: its
+DynamoDB one is gone). Spark has no S3 jars here, so it reads the table
+from versitygw's posix folder, where the objects are plain files.
+"""
+import glob
+import json
+import os
+import re
+import threading
+
+import pyarrow as pa
+
+from .. import engines, paths
+from ..server import Server
+from .concurrent_gw import Versitygw
+
+LAKESQL_AUTOCOMMIT = 20
+LAKESQL_TXNS = 5
+DELTARS_THREADS = 2
+DELTARS_APPENDS = 10  # per thread
+COLS = ["id", "writer", "n"]
+TYPES = ["bigint", "string", "bigint"]
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("writer", pa.string()),
+                    pa.field("n", pa.int64())])
 
 
 def run(ledger):
-    ledger.wrong("(section)", "harness", "not written yet")
+    local(ledger)
+    s3(ledger)
+
+
+def local(ledger):
+    d = paths.workdir("concurrent-local")
+    with Server(d) as srv:
+        srv.exec("CREATE SINK cl INTO DELTA 'lake/cl' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT)")
+        path = os.path.join(srv.data, "lake", "cl")
+        w = race(ledger, "local", srv, "cl", path, None)
+        check(ledger, "local", srv, "cl", path, path, None, w)
+
+
+def s3(ledger):
+    d = paths.workdir("concurrent-s3")
+    with Versitygw(os.path.join(d, "gw")) as gw:
+        so = {"AWS_ENDPOINT_URL": gw.endpoint, "AWS_REGION": "us-east-1",
+              "AWS_ACCESS_KEY_ID": gw.env()["AWS_ACCESS_KEY_ID"],
+              "AWS_SECRET_ACCESS_KEY": gw.env()["AWS_SECRET_ACCESS_KEY"],
+              "AWS_ALLOW_HTTP": "true", "aws_conditional_put": "etag"}
+        extra = ["--table-root", "s3://%s/prod" % gw.bucket, "--storage", "endpoint=" + gw.endpoint,
+                 "--storage", "path_style=true"]
+        with Server(os.path.join(d, "lakesql"), extra=extra, env=gw.env()) as srv:
+            srv.exec("CREATE SINK cs INTO DELTA 'cs' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT)")
+            _, rows = srv.query("SHOW SINKS")
+            uri = "s3://%s/prod/cs" % gw.bucket
+            ledger.check("s3", "lakesql", any(r[2] == uri for r in rows),
+                         "sink location %s (SHOW SINKS: %s)" % (uri, rows))
+            local_path = os.path.join(gw.bucket_dir(), "prod", "cs")
+            w = race(ledger, "s3", srv, "cs", uri, so)
+            check(ledger, "s3", srv, "cs", uri, local_path, so, w)
+
+
+class _Writes:
+    def __init__(self):
+        self.rows = []        # rows whose write succeeded
+        self.failed = []      # (writer, error) of writes that failed
+        self.commits = 0      # commits that succeeded
+        self.lock = threading.Lock()
+
+    def ok(self, rows, commits=1):
+        with self.lock:
+            self.rows.extend(rows)
+            self.commits += commits
+
+    def fail(self, who, err):
+        with self.lock:
+            self.failed.append((who, repr(err)[:300]))
+
+
+def race(ledger, where, srv, sink, uri, storage_options):
+    """Runs lakesql's and delta-rs' writers together; returns what each reported written."""
+    w = _Writes()
+    start = threading.Barrier(1 + DELTARS_THREADS)
+
+    def lakesql():
+        conn = srv.connect()
+        try:
+            start.wait()
+            n = 0
+            for i in range(LAKESQL_AUTOCOMMIT + LAKESQL_TXNS):
+                if i % 5 == 2 and i // 5 < LAKESQL_TXNS:
+                    stmts = []
+                    for _ in range(2):
+                        rows = [(10000 + n + k, "lakesql", n + k) for k in range(2)]
+                        n += 2
+                        stmts.append(rows)
+                    try:
+                        with conn.cursor() as c:
+                            c.execute("BEGIN")
+                            for rows in stmts:
+                                c.execute("INSERT INTO `%s` VALUES %s" % (sink, ", ".join(["(%s, %s, %s)"] * len(rows))),
+                                          [v for r in rows for v in r])
+                            c.execute("COMMIT")
+                        w.ok([r for rows in stmts for r in rows])
+                    except Exception as e:
+                        w.fail("lakesql txn", e)
+                else:
+                    rows = [(10000 + n + k, "lakesql", n + k) for k in range(3)]
+                    n += 3
+                    try:
+                        with conn.cursor() as c:
+                            c.execute("INSERT INTO `%s` VALUES %s" % (sink, ", ".join(["(%s, %s, %s)"] * 3)),
+                                      [v for r in rows for v in r])
+                        w.ok(rows)
+                    except Exception as e:
+                        w.fail("lakesql", e)
+        finally:
+            conn.close()
+
+    def deltars(t):
+        from deltalake import CommitProperties, DeltaTable, write_deltalake
+        # Opening the table first starts delta-rs' runtime and store, which would
+        # otherwise delay its first commit until lakesql has made half of its own.
+        DeltaTable(uri, storage_options=storage_options)
+        start.wait()
+        for i in range(DELTARS_APPENDS):
+            base = 20000 + 1000 * t + 10 * i
+            rows = [(base + k, "deltars-%d" % t, i) for k in range(2)]
+            tbl = pa.Table.from_pylist([dict(zip(COLS, r)) for r in rows], schema=SCHEMA)
+            try:
+                write_deltalake(uri, tbl, mode="append", storage_options=storage_options,
+                                commit_properties=CommitProperties(max_commit_retries=100))
+                w.ok(rows)
+            except Exception as e:
+                w.fail("deltars-%d" % t, e)
+
+    threads = [threading.Thread(target=lakesql)] + [threading.Thread(target=deltars, args=(t,)) for t in range(DELTARS_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ledger.check(where, "writers", not w.failed,
+                 "%d commits, %d rows written by lakesql and delta-rs at once%s"
+                 % (w.commits, len(w.rows), "; failed: %s" % w.failed if w.failed else ""))
+    return w
+
+
+def _log_files(local_path):
+    """{version: path} of the commit files in the table's _delta_log."""
+    out = {}
+    for p in glob.glob(os.path.join(local_path, "_delta_log", "*.json")):
+        m = re.fullmatch(r"(\d{20})\.json", os.path.basename(p))
+        if m:
+            out[int(m.group(1))] = p
+    return out
+
+
+def _actions(p):
+    with open(p) as f:
+        return [json.loads(x) for x in f if x.strip()]
+
+
+def check(ledger, where, srv, sink, uri, local_path, storage_options, w):
+    table = "%s %s" % (where, sink)
+    with ledger.guard(table, "log"):
+        files = _log_files(local_path)
+        want = 1 + w.commits  # version 0 is CREATE SINK's
+        vs = sorted(files)
+        ledger.check(table, "log", vs == list(range(want)),
+                     "versions 0..%d contiguous, one per commit (read %d files: %s)"
+                     % (want - 1, len(vs), _ranges(vs)))
+        epochs, writers, switches, retried, last = [], {}, 0, 0, None
+        by_lakesql, lost_to_lakesql = set(), 0
+        for v in vs:
+            acts = _actions(files[v])
+            ci = next((a["commitInfo"] for a in acts if "commitInfo" in a), {})
+            txn = [a["txn"] for a in acts if "txn" in a]
+            who = "lakesql" if txn else ci.get("engineInfo", ci.get("clientVersion", "?"))
+            if v == 0:
+                continue
+            writers[who] = writers.get(who, 0) + 1
+            if last is not None and who != last:
+                switches += 1
+            last = who
+            epochs += [t["version"] for t in txn if t.get("appId") == "lakesql-" + sink]
+            k = (ci.get("operationMetrics") or {}).get("num_retries", 0)
+            if k:
+                retried += 1
+                lost_to_lakesql += sum(1 for u in range(v - k, v) if u in by_lakesql)
+            if txn:
+                by_lakesql.add(v)
+        n_lakesql = LAKESQL_AUTOCOMMIT + LAKESQL_TXNS
+        ledger.check(table, "log", sorted(epochs) == list(range(1, n_lakesql + 1)),
+                     "lakesql's epochs 1..%d each once (read %s); commits by writer %s; %d writer switches "
+                     "in version order; %d delta-rs commits lost races and were retried (%d of the versions "
+                     "they lost went to lakesql)"
+                     % (n_lakesql, _ranges(sorted(epochs)), writers, switches, retried, lost_to_lakesql))
+    want = [tuple(r) for r in w.rows]
+    with ledger.guard(table, "lakesql"):
+        _, got = engines.lakesql(srv, sink, COLS)
+        ledger.rows(table, "lakesql", want, got, TYPES)
+    with ledger.guard(table, "delta-rs"):
+        types, got = engines.deltars(uri, columns=COLS, storage_options=storage_options)
+        if ledger.check(table, "delta-rs", [types[c] for c in COLS] == TYPES, "types %s" % types):
+            ledger.rows(table, "delta-rs", want, got, TYPES)
+    with ledger.guard(table, "spark"):
+        types, got = engines.spark_delta(local_path, columns=COLS)
+        note = "" if local_path == uri else " (read from versitygw's posix folder %s)" % local_path
+        if ledger.check(table, "spark", [types[c] for c in COLS] == TYPES, "types %s%s" % (types, note)):
+            ledger.rows(table, "spark", want, got, TYPES)
+
+
+def _ranges(vs):
+    """[0,1,2,5,6] as '0-2,5-6'."""
+    out, i = [], 0
+    while i < len(vs):
+        j = i
+        while j + 1 < len(vs) and vs[j + 1] == vs[j] + 1:
+            j += 1
+        out.append("%d-%d" % (vs[i], vs[j]) if j > i else str(vs[i]))
+        i = j + 1
+    return ",".join(out) or "none"
