@@ -21,6 +21,7 @@ import json
 import os
 import re
 import threading
+import time
 
 import pyarrow as pa
 
@@ -40,6 +41,7 @@ SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("writer
 
 def run(ledger):
     local(ledger)
+    local_upsert(ledger)
     s3(ledger)
 
 
@@ -232,3 +234,111 @@ def _ranges(vs):
         out.append("%d-%d" % (vs[i], vs[j]) if j > i else str(vs[i]))
         i = j + 1
     return ",".join(out) or "none"
+
+
+UPSERT_EPOCHS = 20
+KEYS = 6  # few keys, so that most appends of delta-rs hold keys lakesql's merges rewrite
+
+
+def local_upsert(ledger):
+    """An upsert sink's merges race delta-rs' appends of rows with the same keys.
+
+    README: a merge that finds data added since it read the table is redone, so the
+    table equals the commits applied in log order (an upsert replaces every row of
+    its keys, an append adds its rows). The expected rows are built so from the log:
+    lakesql's commits by their epoch (txn), delta-rs' by the rows of their files.
+    """
+    import pyarrow.parquet as pq
+    table = "local cu (upsert)"
+    d = paths.workdir("concurrent-upsert")
+    with Server(d) as srv:
+        srv.exec("CREATE SINK cu INTO DELTA 'lake/cu' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT, "
+                 "PRIMARY KEY (id)) WITH (mode = 'upsert')")
+        path = os.path.join(srv.data, "lake", "cu")
+        epochs, failed, deleted_read = {}, [], [0]
+        start = threading.Barrier(1 + DELTARS_THREADS)
+
+        def lakesql():
+            conn = srv.connect()
+            try:
+                start.wait()
+                for e in range(1, UPSERT_EPOCHS + 1):
+                    rows = [((e + k) % KEYS, "lakesql", e) for k in range(2)]
+                    try:
+                        with conn.cursor() as c:
+                            c.execute("SET lakesql_epoch = %d" % e)
+                            c.execute("INSERT INTO cu VALUES (%s, %s, %s), (%s, %s, %s)", [v for r in rows for v in r])
+                        epochs[e] = rows
+                    except Exception as ex:
+                        failed.append(("lakesql epoch %d" % e, repr(ex)[:300]))
+            finally:
+                conn.close()
+
+        def deltars(t):
+            from deltalake import CommitProperties, DeltaTable, write_deltalake
+            DeltaTable(path)
+            start.wait()
+            for i in range(DELTARS_APPENDS):
+                # Paced, so that lakesql's merges (slower than appends) land in between
+                # instead of being redone until delta-rs is done.
+                time.sleep(0.1)
+                rows = [((3 * i + t) % KEYS, "deltars-%d" % t, i)]
+                tbl = pa.Table.from_pylist([dict(zip(COLS, r)) for r in rows], schema=SCHEMA)
+                for attempt in range(20):
+                    try:
+                        write_deltalake(path, tbl, mode="append",
+                                        commit_properties=CommitProperties(max_commit_retries=100))
+                        break
+                    except Exception as ex:
+                        # delta-rs counts an append as having read the whole table, so a
+                        # merge that removed files since makes it fail (ConcurrentDeleteRead)
+                        # with nothing written; its users send it again, as here.
+                        if "deleted data this operation read" in str(ex) and attempt < 19:
+                            deleted_read[0] += 1
+                            continue
+                        failed.append(("deltars-%d" % t, repr(ex)[:300]))
+                        break
+
+        threads = [threading.Thread(target=lakesql)] + [threading.Thread(target=deltars, args=(t,)) for t in range(DELTARS_THREADS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # lakesql may give up a merge after 20 redos (1213, README); anything else is wrong.
+        bad = [f for f in failed if not (f[0].startswith("lakesql") and "1213" in f[1])]
+        ledger.check(table, "writers", not bad,
+                     "%d lakesql epochs and %d delta-rs appends landed (%d appends failed on a merge that "
+                     "removed files and were sent again); failed: %s"
+                     % (len(epochs), DELTARS_THREADS * DELTARS_APPENDS - len([f for f in failed if f[0].startswith("deltars")]),
+                        deleted_read[0], failed or "none"))
+        with ledger.guard(table, "log"):
+            files = _log_files(path)
+            model, merges, appends, order = [], 0, 0, []
+            for v in sorted(files)[1:]:
+                acts = _actions(files[v])
+                txn = [a["txn"]["version"] for a in acts if "txn" in a]
+                if txn:
+                    rows = epochs.get(txn[0])
+                    if rows is None:
+                        raise AssertionError("version %d holds epoch %d, which lakesql did not report landed" % (v, txn[0]))
+                    keys = {r[0] for r in rows}
+                    model = [r for r in model if r[0] not in keys] + rows
+                    merges += 1
+                    order.append("L")
+                else:
+                    order.append("d")
+                    for a in acts:
+                        if "add" in a:
+                            model += [tuple(r[c] for c in COLS) for r in
+                                      pq.read_table(os.path.join(path, a["add"]["path"])).to_pylist()]
+                    appends += 1
+            ledger.check(table, "log", sorted(files) == list(range(1 + merges + appends))
+                         and merges == len(epochs) and appends == DELTARS_THREADS * DELTARS_APPENDS,
+                         "versions 0..%d contiguous: %d merges by lakesql, %d appends by delta-rs, in log order %s"
+                         % (max(files), merges, appends, "".join(order)))
+        with ledger.guard(table, "lakesql"):
+            _, got = engines.lakesql(srv, "cu", COLS)
+            ledger.rows(table, "lakesql", model, got, TYPES, what="rows (the commits applied in log order)")
+        with ledger.guard(table, "delta-rs"):
+            _, got = engines.deltars(path, columns=COLS)
+            ledger.rows(table, "delta-rs", model, got, TYPES, what="rows (the commits applied in log order)")

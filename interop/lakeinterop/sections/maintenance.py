@@ -10,8 +10,9 @@ Then, with that same server still running:
 2. lakesql reads (its kept snapshot names files VACUUM deleted), replays
    old epochs (which must write nothing and say so with note 1105) and
    writes new ones into the compacted files;
-3. delta-rs runs optimize.compact() and vacuum(retention_hours=0), and
-   step 2 is repeated;
+3. delta-rs runs optimize.compact() and vacuum(retention_hours=0), writes a
+   checkpoint and deletes the log before it (cleanup_metadata with
+   delta.logRetentionDuration 0), and step 2 is repeated;
 4. the server is restarted and reads and replays once more.
 
 After each step lakesql's SELECT, Spark and delta-rs must each read
@@ -19,6 +20,7 @@ exactly the rows a model of the epochs says.
 """
 import glob
 import os
+import re
 
 from .. import engines, paths
 from ..server import Server
@@ -191,14 +193,25 @@ def deltars_maintenance(ledger, data):
             m = dt.optimize.compact()
             dt = DeltaTable(path)
             gone = dt.vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
-            dt = DeltaTable(path)
-            dt.create_checkpoint()  # so that lakesql reads one of delta-rs' checkpoints too
             after = _data_files(path)
             active = _active(path)
             ledger.check(table, "delta-rs", m["numFilesRemoved"] > 1 and after == active,
                          "optimize.compact() compacted %d files into %d; vacuum removed %d, left %d of %d "
                          "data files, the %d active ones" % (m["numFilesRemoved"], m["numFilesAdded"], len(gone),
                                                              len(after), len(before), len(active)))
+            # A checkpoint of delta-rs' own, and the log before it deleted: the version
+            # lakesql's kept snapshot stands on is gone, so it must read the checkpoint.
+            dt = DeltaTable(path)
+            dt.alter.set_table_properties({"delta.logRetentionDuration": "interval 0 seconds"})
+            dt = DeltaTable(path)
+            dt.create_checkpoint()
+            dt.cleanup_metadata()
+            # (Spark's .crc files stay: delta-rs deletes only commits and checkpoints.)
+            log = sorted(f for f in os.listdir(os.path.join(path, "_delta_log"))
+                         if re.fullmatch(r"\d{20}\.(json|checkpoint\.parquet)", f))
+            v = dt.version()
+            ledger.check(table, "delta-rs", log == ["%020d.checkpoint.parquet" % v, "%020d.json" % v],
+                         "checkpoint at version %d, the log before it cleaned up: %s" % (v, log))
 
 
 def run(ledger):
