@@ -19,6 +19,7 @@ from versitygw's posix folder, where the objects are plain files.
 import glob
 import json
 import os
+import random
 import re
 import threading
 import time
@@ -95,6 +96,10 @@ def race(ledger, where, srv, sink, uri, storage_options):
     """Runs lakesql's and delta-rs' writers together; returns what each reported written."""
     w = _Writes()
     start = threading.Barrier(1 + DELTARS_THREADS)
+    # delta-rs' first commit is slow (it loads the table); lakesql waits for it after its
+    # first epoch, and both pace their writes a little, so that their commits interleave.
+    first = threading.Event()
+    rnd = random.Random(16)
 
     def lakesql():
         conn = srv.connect()
@@ -102,6 +107,9 @@ def race(ledger, where, srv, sink, uri, storage_options):
             start.wait()
             n = 0
             for i in range(LAKESQL_AUTOCOMMIT + LAKESQL_TXNS):
+                if i == 1:
+                    first.wait(120)
+                time.sleep(rnd.uniform(0, 0.03))
                 if i % 5 == 2 and i // 5 < LAKESQL_TXNS:
                     stmts = []
                     for _ in range(2):
@@ -137,7 +145,9 @@ def race(ledger, where, srv, sink, uri, storage_options):
         # otherwise delay its first commit until lakesql has made half of its own.
         DeltaTable(uri, storage_options=storage_options)
         start.wait()
+        pace = random.Random(t)
         for i in range(DELTARS_APPENDS):
+            time.sleep(pace.uniform(0, 0.1))  # its appends are faster than lakesql's epochs
             base = 20000 + 1000 * t + 10 * i
             rows = [(base + k, "deltars-%d" % t, i) for k in range(2)]
             tbl = pa.Table.from_pylist([dict(zip(COLS, r)) for r in rows], schema=SCHEMA)
@@ -145,8 +155,10 @@ def race(ledger, where, srv, sink, uri, storage_options):
                 write_deltalake(uri, tbl, mode="append", storage_options=storage_options,
                                 commit_properties=CommitProperties(max_commit_retries=100))
                 w.ok(rows)
+                first.set()
             except Exception as e:
                 w.fail("deltars-%d" % t, e)
+                first.set()
 
     threads = [threading.Thread(target=lakesql)] + [threading.Thread(target=deltars, args=(t,)) for t in range(DELTARS_THREADS)]
     for t in threads:
