@@ -83,7 +83,9 @@ _MID = ("4, 0, -1, 1, -1, 1, -1, 1, -1, 1, -1, "
 
 
 def _spark(path, version=None, columns=None):
-    return engines.spark_delta(path, version=version, columns=columns, arrow=True)
+    # Quoted: Spark's select takes a dot as a field of a struct.
+    quoted = ["`%s`" % c.replace("`", "``") for c in columns] if columns else None
+    return engines.spark_delta(path, version=version, columns=quoted, arrow=True)
 
 
 READERS = (("spark", _spark), ("delta-rs", engines.deltars))
@@ -106,6 +108,7 @@ def run(ledger):
         ctx.types_table()
         ctx.ntz_table()
         ctx.partitioned()
+        ctx.odd_names()
         ctx.append_sink()
         ctx.upsert_sink()
 
@@ -265,6 +268,15 @@ class Ctx:
         v1 = self.select("part", cols)
         self.srv.exec("INSERT INTO part VALUES " + rows(len(strs), 100, "NULL"))
         self.read_all("part", cols, types, history=["CREATE TABLE", "WRITE", "WRITE"], versions=[(1, v1)])
+
+    def odd_names(self):
+        """Column names with a space, a dot, a comma, unicode: statistics keys
+        and a partition folder of such a name."""
+        cols = ["a b", "ü.x", "c,d", "Ǆ"]
+        self.create("names", "`a b` INT, `ü.x` VARCHAR(4), `c,d` INT NOT NULL, `Ǆ` DATE", "PARTITION BY (`a b`)")
+        self.srv.exec("INSERT INTO names VALUES (1, 'x', 2, '2024-01-01'), (NULL, NULL, 3, NULL), (1, 'y', 4, '1969-01-01')")
+        self.read_all("names", cols, {"a b": "int", "ü.x": "string", "c,d": "int", "Ǆ": "date"},
+                      history=["CREATE TABLE", "WRITE"])
 
     def append_sink(self):
         """An append sink, one commit per statement and one transaction of two."""
