@@ -151,11 +151,40 @@ class Ctx:
         self.stats(name, cols, delta_types)
         if history is not None:
             self.history(name, history)
+        self.detail(name, delta_types)
         for v, rows in versions:
             for eng, reader in READERS:
                 with self.ledger.guard("%s@v%d" % (name, v), eng):
                     _, got = reader(path, version=v, columns=cols)
                     self.ledger.rows("%s@v%d" % (name, v), eng, rows, got, ltypes)
+
+    def detail(self, name, delta_types):
+        """The protocol both engines see: reader 1 / writer 2 (appendOnly and
+        invariants implied), or, with a timestamp_ntz column, reader 3 /
+        writer 7 listing timestampNtz (and invariants, for a NOT NULL column);
+        Spark's file count and partition columns against delta-rs's."""
+        from deltalake import DeltaTable
+        from .. import spark as sparkmod
+        path = self.path(name)
+        dt = DeltaTable(path)
+        notnull = any(not f.nullable for f in dt.schema().fields)
+        if "timestamp_ntz" in delta_types.values():
+            want = (3, 7, ["timestampNtz"], sorted(["timestampNtz"] + (["invariants"] if notnull else [])))
+            spark_feats = sorted(set(want[2]) | set(want[3]))
+        else:
+            want = (1, 2, None, None)
+            spark_feats = ["appendOnly", "invariants"]
+        with self.ledger.guard(name + " protocol", "delta-rs"):
+            p = dt.protocol()
+            got = (p.min_reader_version, p.min_writer_version, sorted(p.reader_features) if p.reader_features else None,
+                   sorted(p.writer_features) if p.writer_features else None)
+            self.ledger.check(name + " protocol", "delta-rs", got == want, "protocol %s, want %s" % (got, want))
+        with self.ledger.guard(name + " protocol", "spark"):
+            r = sparkmod.session().sql("DESCRIBE DETAIL delta.`%s`" % path.replace("`", "``")).collect()[0]
+            nfiles = len(_arrow(dt.get_add_actions()).to_pylist())
+            got = (r.minReaderVersion, r.minWriterVersion, sorted(r.tableFeatures), r.numFiles, list(r.partitionColumns))
+            exp = (want[0], want[1], spark_feats, nfiles, list(dt.metadata().partition_columns))
+            self.ledger.check(name + " protocol", "spark", got == exp, "detail %s, want %s" % (got, exp))
 
     def history(self, name, ops):
         """Both engines' histories: versions 0..n contiguous, operations as lakesql's commits.
@@ -321,7 +350,8 @@ class Ctx:
             commit("INSERT INTO ups (_op, id, k2, v, n, at) VALUES ('D', %d, 'a', NULL, NULL, NULL), "
                    "('U', %d, 'b', 'upd%d', -%d, '1969-07-20 20:17:40.5')" % (i, i + 1, i, i))
         commit("INSERT INTO ups (_op, id, k2, v, n, at) VALUES ('I', 50, 'a', 'x', 1, NULL), ('-D', 50, 'a', NULL, NULL, NULL), "
-               "('+U', 51, 'a', 'y', 2, NULL)")
+               "('+U', 51, 'a', 'y', 2, NULL), ('r', 52, 'a', 'r', 3, NULL), ('c', 53, 'a', 'c', 4, NULL), "
+               "('U-', 52, 'a', NULL, NULL, NULL), ('-U', 2, 'a', NULL, NULL, NULL)")
         commit("UPDATE ups SET v = 'bulk' WHERE k2 = 'b' AND id < 4")
         commit("DELETE FROM ups WHERE id = 11")
         for i in range(8):
