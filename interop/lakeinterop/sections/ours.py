@@ -3,22 +3,20 @@
 Every table is compared row for row and type for type with what lakesql's own
 SELECT returns, and its types with the Delta type the README's type table
 promises. The log is checked too: Spark's DESCRIBE HISTORY and delta-rs's
-history() (contiguous versions, one per lakesql commit), delta-rs's
-get_add_actions() statistics against the rows of each file, and time travel to
-older versions against what lakesql's SELECT returned then.
+history() (contiguous versions, one per lakesql commit), the statistics as
+delta-rs's get_add_actions() and Spark's snapshot give them against the rows of
+each file, the protocol each engine sees, and time travel to older versions
+against what lakesql's SELECT returned then.
 
 Nested types are not covered: CREATE SINK has no spelling for them.
 """
 import datetime
-import decimal
-import json
 import os
 import time
 
 from .. import compare, engines, paths
 from ..server import Server
 
-D = decimal.Decimal
 
 # The Delta type of each declared type, as the README's type table gives it.
 TYPES = [
