@@ -3,8 +3,13 @@ from . import compare
 from . import spark as sparkmod
 
 
-def spark_delta(path, version=None, columns=None):
-    """(types, rows) of the Delta table at path, read by Spark (at version, if given)."""
+def spark_delta(path, version=None, columns=None, arrow=False):
+    """(types, rows) of the Delta table at path, read by Spark (at version, if given).
+
+    arrow collects through Arrow (DataFrame.toArrow): PySpark's own Row
+    conversion cannot make a datetime of a TIMESTAMP near 0001-01-01
+    (datetime.fromtimestamp fails with "year 0 is out of range").
+    """
     s = sparkmod.session()
     r = s.read.format("delta")
     if version is not None:
@@ -13,6 +18,9 @@ def spark_delta(path, version=None, columns=None):
     if columns:
         df = df.select(*columns)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    if arrow:
+        tbl = df.toArrow()
+        return types, list(zip(*[c.to_pylist() for c in tbl.columns])) if tbl.num_columns else []
     return types, [tuple(x) for x in df.collect()]
 
 

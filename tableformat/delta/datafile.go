@@ -62,8 +62,9 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 		}
 		if parts[f.Name] {
 			// Partition values travel as the strings DuckDB prints; they are
-			// put into the protocol's forms below.
-			cols = append(cols, fmt.Sprintf("CAST(CAST(%s AS %s) AS VARCHAR) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
+			// put into the protocol's forms below. An empty string is null
+			// to the protocol, so it goes to null's folder, as with Spark.
+			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
 		} else {
 			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
 		}
