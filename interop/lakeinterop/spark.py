@@ -39,6 +39,9 @@ def session():
          .config("spark.sql.shuffle.partitions", "2")
          .config("spark.default.parallelism", "2")
          .config("spark.databricks.delta.snapshotPartitions", "2")
+         # VACUUM and file listing run this many tasks (10000 by default):
+         # minutes on two cores for a folder of ten files.
+         .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
          .config("spark.driver.memory", "3g"))
     _session = b.getOrCreate()
     _session.sparkContext.setLogLevel("ERROR")

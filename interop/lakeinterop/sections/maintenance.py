@@ -147,16 +147,10 @@ def _checkpoints_by(path, engine):
 
 
 def _spark_vacuum_conf():
-    """The shared session, set for VACUUM RETAIN 0 HOURS on small tables.
-
-    The retention check refuses RETAIN 0 HOURS; VACUUM lists the table with
-    spark.sql.sources.parallelPartitionDiscovery.parallelism tasks (10000 by
-    default), which costs minutes on two cores for a folder of ten files.
-    """
+    """The shared session, set for VACUUM RETAIN 0 HOURS (which the retention check refuses)."""
     from .. import spark as sparkmod
     s = sparkmod.session()
     s.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-    s.conf.set("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
     return s
 
 
