@@ -87,8 +87,9 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 // writer 2 (appendOnly and invariants, which we honour by never adding
 // invariants), unless a column is a timestamp without time zone, which the
 // protocol allows only on reader 3 / writer 7 tables that name the
-// timestampNtz feature in both lists. At writer 7 appendOnly is active only
-// when listed, so an append-only table lists it.
+// timestampNtz feature in both lists. At writer 7 the legacy features are
+// active only when listed, so an append-only table lists appendOnly and one
+// with a NOT NULL column lists invariants (Spark refuses the table otherwise).
 func createProtocol(schema *StructType, conf map[string]string) *Protocol {
 	if !hasType(schema, TypeTimestampNTZ) {
 		return &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
@@ -98,7 +99,28 @@ func createProtocol(schema *StructType, conf map[string]string) *Protocol {
 	if (&Metadata{Configuration: conf}).AppendOnly() {
 		p.WriterFeatures = append(p.WriterFeatures, "appendOnly")
 	}
+	if hasNotNull(schema) {
+		p.WriterFeatures = append(p.WriterFeatures, "invariants")
+	}
 	return p
+}
+
+// hasNotNull reports whether a field of schema, or of a struct in it, is
+// NOT NULL: what Spark counts as a column invariant (it does not look into
+// arrays and maps).
+func hasNotNull(schema *StructType) bool {
+	if schema == nil {
+		return false
+	}
+	for _, f := range schema.Fields {
+		if !f.Nullable {
+			return true
+		}
+		if st, ok := f.Type.(*StructType); ok && hasNotNull(st) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasType reports whether t is, or holds at any depth, the type want.

@@ -18,7 +18,7 @@ var readerFeatures = map[string]bool{
 // declares any other one is read-only for us.
 var writerFeatures = map[string]bool{
 	"appendOnly":          true, // we never remove rows from such a table: checked on commit
-	"invariants":          false,
+	"invariants":          true, // NOT NULL only: a column with delta.invariants is refused below
 	"timestampNtz":        true,
 	"v2Checkpoint":        false,
 	"vacuumProtocolCheck": true,
@@ -77,6 +77,11 @@ func CheckWritable(p Protocol, schema *StructType) error {
 	for _, f := range names {
 		if !writerFeatures[f] {
 			return unsupported("writer feature %q", f)
+		}
+		if f == "invariants" {
+			if col := invariantColumn(schema, ""); col != "" {
+				return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
+			}
 		}
 	}
 	return nil
