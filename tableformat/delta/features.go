@@ -23,6 +23,9 @@ var writerFeatures = map[string]bool{
 	"v2Checkpoint":        false,
 	"vacuumProtocolCheck": true,
 	"domainMetadata":      true, // carried through checkpoints untouched
+	// Appends need no cdc files (readers take added files as inserts); a
+	// commit that removes rows from a table with the feed on is refused.
+	"changeDataFeed": true,
 }
 
 // Protocol versions this implementation knows.
