@@ -26,6 +26,9 @@ var writerFeatures = map[string]bool{
 	// Appends need no cdc files (readers take added files as inserts); a
 	// commit that removes rows from a table with the feed on is refused.
 	"changeDataFeed": true,
+	// We write no deletion vectors; a remove carries the file's vector and a
+	// copy-on-write rewrite reads through it (ScanFilesSQL).
+	"deletionVectors": true,
 }
 
 // Protocol versions this implementation knows.

@@ -62,3 +62,89 @@ func TestChangeDataFeedAppendsOnly(t *testing.T) {
 		t.Fatalf("a refused commit wrote version 2 (%v)", err)
 	}
 }
+
+// TestWriteDeletionVectorTable: a table with deletion vectors (a real one,
+// kernel/table-with-dv-small: 10 rows, 2 deleted by its vector) takes an
+// append, and a copy-on-write rewrite of its DV file that carries over the
+// live rows only and removes the file with its vector, as Spark does; the
+// table then reads those rows plus the appended one.
+func TestWriteDeletionVectorTable(t *testing.T) {
+	requireSharedTestData(t)
+	ctx := context.Background()
+	db := openDuckDB(t)
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(dvKernelSmallTable)); err != nil {
+		t.Fatal(err)
+	}
+	store, err := NewLocalStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := NewTable(store)
+	snap, err := table.Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(s *Snapshot) int {
+		t.Helper()
+		q, err := s.ScanSQL(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+")").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	live := count(snap)
+	if live != 8 {
+		t.Fatalf("the table reads %d rows, want 8", live)
+	}
+	files := snap.Files()
+	if len(files) != 1 || files[0].DeletionVector == nil {
+		t.Fatalf("want one file with a deletion vector, got %+v", files)
+	}
+	q, err := snap.ScanFilesSQL(ctx, db, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten, err := snap.WriteFiles(ctx, db, q, WriteOptions{})
+	if err != nil {
+		t.Fatalf("write files into a DV table: %v", err)
+	}
+	size := files[0].Size
+	rm := &Remove{Path: files[0].Path, DataChange: true, PartitionValues: files[0].PartitionValues,
+		Size: &size, DeletionVector: files[0].DeletionVector}
+	actions := []Action{{Remove: rm}}
+	for _, a := range rewritten {
+		actions = append(actions, Action{Add: a})
+	}
+	res, err := snap.Commit(ctx, actions, CommitOptions{})
+	if err != nil {
+		t.Fatalf("rewrite commit: %v", err)
+	}
+	if got := count(res.Snapshot); got != live {
+		t.Fatalf("after the rewrite %d rows, want %d", got, live)
+	}
+	for _, f := range res.Snapshot.Files() {
+		if f.DeletionVector != nil {
+			t.Fatalf("a deletion vector survived the rewrite: %+v", f)
+		}
+	}
+	appended, err := res.Snapshot.WriteFiles(ctx, db, q+" LIMIT 1", WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = res.Snapshot.Commit(ctx, []Action{{Add: appended[0]}}, CommitOptions{})
+	if err != nil {
+		t.Fatalf("append commit: %v", err)
+	}
+	reread, err := NewTable(store).Latest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(reread); got != live+1 {
+		t.Fatalf("after the append %d rows, want %d", got, live+1)
+	}
+}
