@@ -28,7 +28,9 @@ def run(ledger):
     d = paths.workdir("theirs")
     tables = os.path.join(d, "tables")
     os.makedirs(tables)
+    t = time.time()
     s = sparkmod.session()
+    ledger.out("time  theirs: Spark session ready in %.0fs" % (time.time() - t))
     with Server(os.path.join(d, "srv"), extra=["--allowed-roots", tables]) as srv:
         for name, make, write in CASES:
             path = os.path.join(tables, name)
