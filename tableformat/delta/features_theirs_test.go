@@ -162,3 +162,16 @@ func TestWriteDeletionVectorTable(t *testing.T) {
 		t.Fatalf("after the append %d rows, want %d", got, live+1)
 	}
 }
+
+// TestLegacyWriterVersionNamesFeatures: a refusal of writer versions 3 to 6
+// names the features the version implies (Spark's ADD CONSTRAINT makes a
+// table writer 3; column mapping with writer 5 is Spark's documented way).
+func TestLegacyWriterVersionNamesFeatures(t *testing.T) {
+	for v, want := range map[int]string{3: "(checkConstraints)", 4: "(checkConstraints, changeDataFeed, generatedColumns)",
+		5: "generatedColumns, columnMapping)", 6: "columnMapping, identityColumns)"} {
+		err := CheckWritable(Protocol{MinReaderVersion: 2, MinWriterVersion: v}, nil)
+		if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), want) {
+			t.Errorf("writer %d: want ErrUnsupportedFeature naming %q, got %v", v, want, err)
+		}
+	}
+}
