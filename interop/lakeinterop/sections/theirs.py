@@ -278,10 +278,10 @@ def _sp(sql):
 
 
 def spark_partitioned(s, path):
-    """Partitioned, written by 11 INSERTs: version 10 is a Spark checkpoint."""
+    """Partitioned, a CREATE and 10 INSERTs: version 10 is a Spark checkpoint."""
     _sp("CREATE TABLE delta.`%s` (id BIGINT NOT NULL, p STRING, v DOUBLE, note STRING) USING delta PARTITIONED BY (p)" % path)
     parts = ["a", "b c", "x/y=z", "ünï", None]
-    for i in range(11):
+    for i in range(10):
         _sp("INSERT INTO delta.`%s` VALUES (%d, %s, %s, 'n%d')"
             % (path, i, "NULL" if parts[i % 5] is None else "'%s'" % parts[i % 5], i * 1.5, i))
     if not os.path.exists(os.path.join(path, "_delta_log", "00000000000000000010.checkpoint.parquet")):
@@ -345,6 +345,14 @@ def spark_column_mapping(s, path):
     _sp("ALTER TABLE delta.`%s` RENAME COLUMN old_name TO new_name" % path)
     _sp("ALTER TABLE delta.`%s` RENAME COLUMN s.a TO aa" % path)
     _sp("INSERT INTO delta.`%s` VALUES (3, 'three', named_struct('aa', 3, 'b', 'z'))" % path)
+    return "spark", "id"
+
+
+def spark_check_constraint(s, path):
+    """A CHECK constraint added by ALTER TABLE: Spark makes the table writer 3."""
+    _sp("CREATE TABLE delta.`%s` (id BIGINT NOT NULL, v STRING) USING delta" % path)
+    _sp("INSERT INTO delta.`%s` VALUES (1, 'a'), (2, NULL)" % path)
+    _sp("ALTER TABLE delta.`%s` ADD CONSTRAINT id_positive CHECK (id > 0)" % path)
     return "spark", "id"
 
 
@@ -416,7 +424,8 @@ CASES = [
     ("spark_partitioned", spark_partitioned, partitioned_rows),
     ("spark_types", spark_types, nested_rows),
     ("spark_dv", spark_dv, simple_rows),
-    ("spark_column_mapping", spark_column_mapping, "writer version 5"),
+    ("spark_column_mapping", spark_column_mapping, "columnMapping"),
+    ("spark_check_constraint", spark_check_constraint, "checkConstraints"),
     ("spark_cdf", spark_cdf, simple_rows),
     ("deltars_partitioned", deltars_partitioned, partitioned_rows),
     ("deltars_types", deltars_types, nested_rows),
