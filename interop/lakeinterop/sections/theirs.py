@@ -90,11 +90,24 @@ def _case(ledger, srv, name, path, ref, key, write):
             _check(ledger, tag, eng, rtypes, model, *_read(eng, path, cols))
     # Spark still writes after lakesql, and lakesql reads what it wrote.
     tag = name + " then Spark appends"
+    t_del = time.time() - 1
     with ledger.guard(tag, "lakesql"):
         last = write(n + 300)[:1]
         sparkmod.session().createDataFrame(last, _spark_schema(path)).write.format("delta").mode("append").save(path)
         model += last
         _check(ledger, tag, "lakesql", rtypes, model, *_read_lakesql(srv, name, cols, rtypes))
+    if name in SPARK_DELETES:
+        # Spark's DELETE puts a deletion vector on a file lakesql wrote.
+        tag = name + " then Spark deletes"
+        with ledger.guard(tag, "lakesql"):
+            ki = cols.index(key)
+            gone = appended[0][ki]
+            _sp("DELETE FROM delta.`%s` WHERE `%s` = %d" % (path, key, gone))
+            if not any(f.startswith("deletion_vector_") and os.path.getmtime(os.path.join(path, f)) >= t_del
+                       for f in os.listdir(path)):
+                raise RuntimeError("Spark's DELETE wrote no new deletion vector")
+            model = [r for r in model if r[ki] != gone]
+            _check(ledger, tag, "lakesql", rtypes, model, *_read_lakesql(srv, name, cols, rtypes))
 
 
 def _upsert(srv, name, path, cols, types, key, changed, model):
@@ -433,3 +446,6 @@ CASES = [
 
 # Tables whose appends lakesql writes but whose upserts it refuses, naming the feature.
 UPSERT_REFUSED = {"spark_cdf": "changeDataFeed"}
+
+# Tables where Spark deletes a lakesql-written row at the end (with a deletion vector).
+SPARK_DELETES = {"spark_dv"}
