@@ -5,8 +5,12 @@ defaults. lakesql attaches it (CREATE SINK without a column list) and its
 SELECT must give what the creating engine reads, row for row and type for
 type; the other engine must read the same. Where lakesql writes the table's
 features, it appends and upserts, then Spark, delta-rs and lakesql must all
-read the modelled rows, and Spark appends once more on top. Where it does
-not, its INSERT must be refused with 1235 naming the feature.
+read the modelled rows, and Spark appends once more on top (and, on the
+deletion vector table, deletes a row lakesql wrote). Where it does not, its
+INSERT must be refused with 1235 naming the feature: a table with column
+mapping or a CHECK constraint whole, a change data feed table its upserts
+(appends land, and Spark's change feed must show them as inserts). A table
+with nested columns takes appends only: no key can be declared over it.
 """
 import datetime
 import decimal
@@ -16,7 +20,7 @@ import time
 
 import pymysql
 
-from .. import compare, engines, paths
+from .. import engines, paths
 from .. import spark as sparkmod
 from ..server import Server, error_code
 
@@ -34,7 +38,7 @@ def run(ledger):
     with Server(os.path.join(d, "srv"), extra=["--allowed-roots", tables]) as srv:
         for name, make, write in CASES:
             path = os.path.join(tables, name)
-            t = time.time()
+            t = made = time.time()
             with ledger.guard(name, "harness"):
                 ref, key = make(s, path)
                 made = time.time()
