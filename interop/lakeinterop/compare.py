@@ -12,6 +12,7 @@ import datetime
 import decimal
 import json
 import math
+import re
 import struct
 
 UTC = datetime.timezone.utc
@@ -62,7 +63,7 @@ def _nested(typ):
 def _dec(d):
     if d.is_nan() or d.is_infinite():
         return str(d)
-    t = d.normalize()
+    t = d.normalize(decimal.Context(prec=100))  # the default 28 digits would round DECIMAL(38,s)
     if t == 0:
         return "0"
     s = format(t, "f")
@@ -85,7 +86,9 @@ def nested(v):
 
 
 def _plain(v):
-    if v is None or isinstance(v, (bool, str)):
+    if isinstance(v, str):
+        return _ts_text(v)
+    if v is None or isinstance(v, bool):
         return v
     if hasattr(v, "asDict"):
         return {k: _plain(x) for k, x in v.asDict(recursive=False).items()}
@@ -93,7 +96,8 @@ def _plain(v):
         return {str(k): _plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         # Arrow gives a map as a list of (key, value) pairs.
-        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v) and isinstance(v, list):
+        # (A Spark Row is a tuple too: a struct of two fields is not a pair.)
+        if v and all(isinstance(x, tuple) and len(x) == 2 and not hasattr(x, "asDict") for x in v) and isinstance(v, list):
             return {str(k): _plain(x) for k, x in v}
         return [_plain(x) for x in v]
     if isinstance(v, int):
@@ -115,6 +119,17 @@ def _plain(v):
     if isinstance(v, datetime.date):
         return v.isoformat()
     return v
+
+
+_TS_TEXT = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d{1,6}))?$")
+
+
+def _ts_text(s):
+    """A timestamp's text inside nested JSON with six fraction digits (lakesql drops a zero fraction)."""
+    m = _TS_TEXT.match(s)
+    if not m:
+        return s
+    return "%s.%s" % (m.group(1), (m.group(2) or "").ljust(6, "0"))
 
 
 def canon_rows(rows, types=None):

@@ -38,7 +38,7 @@ def deltars(path, version=None, columns=None, storage_options=None):
     types = {f.name: _deltars_type(f.type) for f in dt.schema().fields}
     tbl = _to_arrow(dt, columns)
     names = columns or tbl.column_names
-    cols = [tbl.column(n).to_pylist() for n in names]
+    cols = [[_arrow_py(v, tbl.schema.field(n).type) for v in tbl.column(n).to_pylist()] for n in names]
     rows = list(zip(*cols)) if cols else []
     if columns:
         types = {k: types[k] for k in columns}
@@ -47,15 +47,40 @@ def deltars(path, version=None, columns=None, storage_options=None):
 
 def _to_arrow(dt, columns):
     import pyarrow as pa
-    # delta-rs 1.x returns an arro3 stream; pyarrow takes it through the C stream interface.
-    if hasattr(dt, "to_pyarrow_table"):
-        return dt.to_pyarrow_table(columns=columns)
-    return pa.table(dt.to_pyarrow_dataset().to_table(columns=columns))
+    from deltalake.exceptions import DeltaProtocolError
+    conf = dt.metadata().configuration
+    try:
+        if conf.get("delta.columnMapping.mode", "none") == "none":
+            # delta-rs 1.x returns an arro3 stream; pyarrow takes it through the C stream interface.
+            if hasattr(dt, "to_pyarrow_table"):
+                return dt.to_pyarrow_table(columns=columns)
+            return pa.table(dt.to_pyarrow_dataset().to_table(columns=columns))
+    except DeltaProtocolError:
+        pass
+    # delta-rs 1.6's pyarrow dataset refuses deletion vectors and reads a
+    # column-mapped table as NULLs; its DataFusion reader gets both right.
+    from deltalake import QueryBuilder
+    cols = ", ".join('"%s"' % c for c in columns) if columns else "*"
+    return pa.table(QueryBuilder().register("t", dt).execute("SELECT %s FROM t" % cols).read_all())
+
+
+def _arrow_py(v, t):
+    """An Arrow value as Python data, maps as dicts (to_pylist gives (key, value) lists)."""
+    import pyarrow as pa
+    if v is None:
+        return None
+    if pa.types.is_map(t):
+        return {k: _arrow_py(x, t.item_type) for k, x in v}
+    if pa.types.is_struct(t):
+        return {f.name: _arrow_py(v[f.name], f.type) for f in t}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_arrow_py(x, t.value_type) for x in v]
+    return v
 
 
 def _deltars_type(t):
     typ = getattr(t, "type", None)
-    if isinstance(typ, str):  # a PrimitiveType
+    if isinstance(typ, str) and typ not in ("struct", "array", "map"):  # a PrimitiveType
         return compare.delta_type(typ)
     # struct, array, map: their JSON form names them
     import json

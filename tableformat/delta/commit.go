@@ -148,6 +148,12 @@ func (m *Metadata) AppendOnly() bool {
 	return strings.EqualFold(m.Configuration["delta.appendOnly"], "true")
 }
 
+// ChangeDataFeed reports whether delta.enableChangeDataFeed is on: a
+// writer must then write cdc files for every change that is not an append.
+func (m *Metadata) ChangeDataFeed() bool {
+	return strings.EqualFold(m.Configuration["delta.enableChangeDataFeed"], "true")
+}
+
 func validatePartitionColumns(schema *StructType, cols []string) error {
 	seen := map[string]bool{}
 	for _, c := range cols {
@@ -344,13 +350,18 @@ func (s *Snapshot) checkWritable() error {
 
 // checkActions refuses actions this table must not receive.
 func (s *Snapshot) checkActions(actions []Action) error {
-	appendOnly := s.Metadata.AppendOnly()
+	appendOnly, cdf := s.Metadata.AppendOnly(), s.Metadata.ChangeDataFeed()
 	for _, a := range actions {
 		switch {
 		case a.CommitInfo != nil:
 			return fmt.Errorf("commitInfo is written by Commit, not by the caller")
 		case a.Remove != nil && a.Remove.DataChange && appendOnly:
 			return fmt.Errorf("table is append-only (delta.appendOnly): cannot remove %s", a.Remove.Path)
+		case a.Remove != nil && a.Remove.DataChange && cdf:
+			// Without cdc files, a reader of the feed would take every row of
+			// the rewritten files as deleted and inserted again.
+			return unsupported("changing or deleting rows of a table with the change data feed on " +
+				"(changeDataFeed, delta.enableChangeDataFeed): we write no cdc files; appends are written")
 		}
 	}
 	return s.checkChangedProtocol(actions)

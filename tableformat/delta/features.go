@@ -1,6 +1,9 @@
 package delta
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // readerFeatures are the table features whose data we read correctly.
 // Anything else makes us refuse the table: better no rows than wrong rows.
@@ -23,7 +26,18 @@ var writerFeatures = map[string]bool{
 	"v2Checkpoint":        false,
 	"vacuumProtocolCheck": true,
 	"domainMetadata":      true, // carried through checkpoints untouched
+	// Appends need no cdc files (readers take added files as inserts); a
+	// commit that removes rows from a table with the feed on is refused.
+	"changeDataFeed": true,
+	// We write no deletion vectors; a remove carries the file's vector and a
+	// copy-on-write rewrite reads through it (ScanFilesSQL).
+	"deletionVectors": true,
 }
+
+// legacyWriterFeatures are the features writer versions 3 to 6 add, in
+// order: version v implies the first v-2 of them (and 2's appendOnly and
+// invariants), so that a refusal names what the version asks for.
+var legacyWriterFeatures = [...]string{"checkConstraints", "changeDataFeed, generatedColumns", "columnMapping", "identityColumns"}
 
 // Protocol versions this implementation knows.
 const (
@@ -63,7 +77,8 @@ func CheckWritable(p Protocol, schema *StructType) error {
 		// Legacy versions imply features: 2 invariants, 3 check constraints,
 		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
 		if p.MinWriterVersion > 2 {
-			return unsupported("writing a table with writer version %d", p.MinWriterVersion)
+			return unsupported("writing a table with writer version %d (%s)", p.MinWriterVersion,
+				strings.Join(legacyWriterFeatures[:p.MinWriterVersion-2], ", "))
 		}
 		if p.MinWriterVersion == 2 {
 			if col := invariantColumn(schema, ""); col != "" {
