@@ -1,13 +1,12 @@
 """A real `lakesql serve` on a free loopback port, talked to with PyMySQL."""
 import os
 import re
-import signal
 import subprocess
 import time
 
 import pymysql
 
-from . import paths
+from . import paths, procs
 
 PASSWORD = "interop-pw"
 
@@ -86,14 +85,7 @@ class Server:
             except Exception:
                 pass
             self._conn = None
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(45)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        procs.stop(self.proc, timeout=45)
 
     def __enter__(self):
         return self.start() if self.proc is None else self

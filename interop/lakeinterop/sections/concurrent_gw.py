@@ -5,23 +5,16 @@ Started as internal/s3test starts it: root credentials, us-east-1, keep-alive,
 which lets engines without S3 jars (Spark here) read a table as a local path.
 """
 import os
-import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 
-from .. import paths
+from .. import paths, procs
 
 ACCESS_KEY = "lakesqltest"
 SECRET_KEY = "lakesqltestsecret"
 REGION = "us-east-1"
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _xattrs_work(d):
@@ -62,7 +55,7 @@ class Versitygw:
             meta = os.path.join(self.dir, "meta")
             os.makedirs(meta, exist_ok=True)
             args = ["--sidecar", meta]
-        port = _free_port()
+        port = procs.free_port()
         self.endpoint = "http://127.0.0.1:%d" % port
         env = {k: v for k, v in os.environ.items() if not k.startswith(("VGW_", "ROOT_"))}
         log = open(os.path.join(self.dir, "versitygw.log"), "a")
@@ -91,13 +84,7 @@ class Versitygw:
         return self
 
     def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        procs.stop(self.proc, timeout=10)
 
     def __enter__(self):
         return self.start()

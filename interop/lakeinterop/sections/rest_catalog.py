@@ -17,14 +17,12 @@ import datetime
 import decimal
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.request
 
-from .. import compare, engines, paths, server
+from .. import compare, engines, paths, procs, server
 from .. import spark as sparkmod
-from .shared_catalog import free_port
 
 ICEBERG = "1.10.0"
 MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
@@ -83,7 +81,7 @@ class RESTFixture:
     def start(self, timeout=90):
         cp = classpath()
         os.makedirs(self.warehouse, exist_ok=True)
-        self.port = free_port()
+        self.port = procs.free_port()
         env = dict(os.environ,
                    CATALOG_WAREHOUSE="file://" + self.warehouse,
                    CATALOG_URI="jdbc:sqlite:" + os.path.join(self.dir, "catalog.db"),
@@ -113,14 +111,7 @@ class RESTFixture:
             return ""
 
     def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        procs.stop(self.proc, timeout=20)
 
 
 def go_tests(ledger, rest):

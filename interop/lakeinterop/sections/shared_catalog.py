@@ -10,14 +10,12 @@ epoch) pair once, and every data file holds only the rows of the snapshot that a
 """
 import os
 import pwd
-import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
 
-from .. import compare, paths, server
+from .. import compare, paths, procs, server
 
 PG_BIN = os.environ.get("LAKESQL_INTEROP_PG_BIN", "/usr/lib/postgresql/15/bin")
 WRITERS = 4
@@ -27,13 +25,6 @@ TABLE = "shared.events"
 COLUMNS = "(writer VARCHAR(16) NOT NULL, epoch BIGINT NOT NULL, n BIGINT NOT NULL, tag VARCHAR(64))"
 # The Iceberg types of COLUMNS, in Spark's spelling (compare.iceberg_type).
 TYPES = {"writer": "string", "epoch": "bigint", "n": "bigint", "tag": "string"}
-
-
-def free_port():
-    """A loopback port free now (the caller binds it soon after)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Postgres:
@@ -68,7 +59,7 @@ class Postgres:
         log = open(os.path.join(self.dir, "initdb.log"), "w")
         self._run([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", self.user, "--auth=trust",
                    "-E", "UTF8", "--no-locale", "--no-sync"], stdout=log, stderr=subprocess.STDOUT)
-        self.port = free_port()
+        self.port = procs.free_port()
         out = open(os.path.join(self.dir, "postgres.log"), "w")
         self.proc = subprocess.Popen(
             self.prefix + [os.path.join(PG_BIN, "postgres"), "-D", self.data, "-k", self.dir, "-p", str(self.port),
@@ -100,14 +91,7 @@ class Postgres:
         return "%s://%s@127.0.0.1:%d/postgres%s" % (scheme, self.user, self.port, q)
 
     def stop(self):
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGINT)  # fast shutdown
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        procs.stop(self.proc, signal.SIGINT)  # SIGINT: PostgreSQL's fast shutdown
 
     def __enter__(self):
         return self.start()
