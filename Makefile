@@ -43,6 +43,7 @@ fuzz: bin/versitygw
 	$(call fuzz1,FuzzParseSchema,10000,./tableformat/delta)
 	$(call fuzz1,FuzzDecodeDeletionVector,10000,./tableformat/delta)
 	$(call fuzz1,FuzzReadCheckpointParquet,1500,./tableformat/delta)
+	$(call fuzz1,FuzzLocalPath,10000,./tableformat/iceberg)
 	$(call fuzz1,FuzzParseTransform,60000,./catalogadapter)
 	$(call fuzz1,FuzzProviderInputs,600,./catalogadapter/deltalake)
 	$(call fuzz1,FuzzMachine,4000,./sqlsink)
