@@ -10,7 +10,7 @@ import (
 // null to the protocol, so its rows land in null's folder
 // (__HIVE_DEFAULT_PARTITION__), one file with the NULL rows, as Spark writes
 // them, not in a folder "k=" that a reader discovering partitions from
-// folder names would read as ”.
+// folder names would read as the empty string.
 func TestEmptyStringPartitionInNullFolder(t *testing.T) {
 	ctx := context.Background()
 	db := openDuckDB(t)
