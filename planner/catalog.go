@@ -25,6 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/intconv"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -402,7 +403,7 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 	bad := func() error { return fmt.Errorf("%w: value %v (%T) does not fit %s", sqlsink.ErrBadRow, v, v, t) }
 	switch b := fb.(type) {
 	case *array.BooleanBuilder:
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if !ok {
 			if x, isBool := v.(bool); isBool {
 				b.Append(x)
@@ -412,25 +413,25 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		}
 		b.Append(n != 0)
 	case *array.Int8Builder:
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if !ok || n != int64(int8(n)) {
 			return bad()
 		}
 		b.Append(int8(n))
 	case *array.Int16Builder:
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if !ok || n != int64(int16(n)) {
 			return bad()
 		}
 		b.Append(int16(n))
 	case *array.Int32Builder:
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if !ok || n != int64(int32(n)) {
 			return bad()
 		}
 		b.Append(int32(n))
 	case *array.Int64Builder:
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if !ok {
 			return bad()
 		}
@@ -508,32 +509,6 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		return fmt.Errorf("%w: %s", ErrUnsupportedType, t)
 	}
 	return nil
-}
-
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), x <= math.MaxInt64
-	case uint:
-		return int64(x), uint64(x) <= math.MaxInt64
-	}
-	return 0, false
 }
 
 var (

@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/lakesql/lakesql/internal/intconv"
 )
 
 // ErrDataTooLong marks a value longer than its column's declared length.
@@ -142,7 +144,7 @@ func (r columnRule) check(v any, column string, row int) error {
 		return nil
 	}
 	if r.ranged {
-		n, ok := toInt64(v)
+		n, ok := intconv.ToInt64(v)
 		if b, isBool := v.(bool); isBool {
 			n, ok = 0, true
 			if b {

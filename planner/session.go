@@ -35,6 +35,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/lakesql/lakesql/internal/intconv"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -288,7 +289,7 @@ func (s *Session) readOnlyByDefault(ctx *gms.Context) bool {
 	if err != nil {
 		return false
 	}
-	n, ok := toInt64(v)
+	n, ok := intconv.ToInt64(v)
 	return ok && n != 0
 }
 

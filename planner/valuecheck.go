@@ -23,6 +23,8 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
+
+	"github.com/lakesql/lakesql/internal/intconv"
 )
 
 // ErrIncorrectValue marks a value that is not one of its column's type at
@@ -185,7 +187,7 @@ func (r valueRule) checkInteger(v any, column string, row int) error {
 		return r.decimalInRange(d, quoted(x), column, row)
 	default:
 		// The other integer types: every value of theirs is an int64.
-		if n, ok := toInt64(x); ok {
+		if n, ok := intconv.ToInt64(x); ok {
 			return r.intInRange(n, column, row)
 		}
 	}

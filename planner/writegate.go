@@ -21,6 +21,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/lakesql/lakesql/internal/intconv"
 )
 
 // superSession reports whether read_only spares the session, as MySQL
@@ -115,7 +117,7 @@ func globalOn(name string) bool {
 	if !ok {
 		return false
 	}
-	n, ok := toInt64(v)
+	n, ok := intconv.ToInt64(v)
 	return ok && n != 0
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakesql/lakesql/internal/intconv"
 )
 
 // Layouts of partition timestamps (PROTOCOL.md, "Partition Value
@@ -251,7 +253,7 @@ func FormatPartitionValue(t DataType, v any) (*string, error) {
 	case PrimitiveType:
 		switch t {
 		case TypeByte, TypeShort, TypeInteger, TypeLong:
-			n, ok := goInt64(v)
+			n, ok := intconv.ToInt64(v)
 			if !ok {
 				return nil, mismatch()
 			}
@@ -344,7 +346,7 @@ func FormatPartitionValue(t DataType, v any) (*string, error) {
 		var s string
 		if x, ok := v.(string); ok {
 			s = x
-		} else if n, ok := goInt64(v); ok {
+		} else if n, ok := intconv.ToInt64(v); ok {
 			s = strconv.FormatInt(n, 10)
 		} else if u, ok := v.(uint64); ok {
 			s = strconv.FormatUint(u, 10)
@@ -358,31 +360,4 @@ func FormatPartitionValue(t DataType, v any) (*string, error) {
 		return ret(d)
 	}
 	return nil, unsupported("partition column of type %s", t)
-}
-
-// goInt64 widens any Go integer that fits in an int64.
-func goInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint:
-		return int64(x), uint64(x) <= math.MaxInt64
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), x <= math.MaxInt64
-	}
-	return 0, false
 }
