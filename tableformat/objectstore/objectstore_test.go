@@ -328,53 +328,6 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	}
 }
 
-// TestRetryDelayJitter: each delay is a draw in (0, min(Base·2^attempt,
-// Max)], spread over that range (full jitter), and huge attempt numbers do
-// not overflow the shift.
-func TestRetryDelayJitter(t *testing.T) {
-	p := RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxDelay: 300 * time.Millisecond}.withDefaults()
-	for _, attempt := range []int{0, 1, 2, 4, 5, 10, 29, 30, 31, 62, 63, 64, 1000} {
-		ceiling := p.MaxDelay
-		if attempt < 30 {
-			ceiling = min(p.BaseDelay<<attempt, p.MaxDelay)
-		}
-		const draws = 2000
-		distinct := map[time.Duration]bool{}
-		low := 0
-		for range draws {
-			d := p.delay(attempt)
-			if d <= 0 || d > ceiling {
-				t.Fatalf("delay(%d) = %v, want in (0, %v]", attempt, d, ceiling)
-			}
-			distinct[d] = true
-			if d < ceiling/2 {
-				low++
-			}
-		}
-		// A fixed delay, or one drawn only near the ceiling, would make
-		// writers that failed together retry together. (Each assertion
-		// fails by chance with probability below 2^-1000.)
-		if len(distinct) < 2 || low == 0 || low == draws {
-			t.Errorf("delay(%d): %d distinct values, %d of %d below half the ceiling: not jittered", attempt, len(distinct), low, draws)
-		}
-	}
-}
-
-// TestRetryDelayLongBase: a long base delay must not overflow the
-// exponential (Base<<attempt wraps around past 2^63ns, and a bound that is
-// not positive makes rand.Int64N panic).
-func TestRetryDelayLongBase(t *testing.T) {
-	p := RetryPolicy{BaseDelay: time.Hour, MaxDelay: 3 * time.Hour}.withDefaults()
-	for attempt := range 40 {
-		for range 50 {
-			d := p.delay(attempt)
-			if d <= 0 || d > p.MaxDelay {
-				t.Fatalf("delay(%d) = %v, want in (0, %v]", attempt, d, p.MaxDelay)
-			}
-		}
-	}
-}
-
 func TestRetryOnlyRetryable(t *testing.T) {
 	ctx := context.Background()
 	notFound, precondition := codedErrors(t)
