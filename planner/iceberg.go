@@ -25,7 +25,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
-	"github.com/lakesql/lakesql/tableformat/filecache"
+	"github.com/lakesql/lakesql/internal/bytesize"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -91,7 +91,7 @@ func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (
 		}
 		// The engine's storage.cache_max_bytes bounds Iceberg's cache too
 		// (checked when the engine opened).
-		maxBytes, _ := filecache.ParseSize(e.opts.Storage[objectstore.KeyCacheMaxBytes])
+		maxBytes, _ := bytesize.Parse(e.opts.Storage[objectstore.KeyCacheMaxBytes])
 		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props,
 			CacheMaxBytes: maxBytes, Timeout: e.opts.CatalogTimeout})
 		if errors.Is(err, icetable.ErrTimeout) {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/lakesql/lakesql/internal/bytesize"
 	"github.com/lakesql/lakesql/sqlsink"
-	"github.com/lakesql/lakesql/tableformat/filecache"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -222,7 +222,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			}
 			so.writerID = o.Value
 		case "target_file_size", "flush_bytes":
-			n, err := filecache.ParseSize(o.Value)
+			n, err := bytesize.Parse(o.Value)
 			if err != nil {
 				return so, bad("%v", err)
 			}
@@ -263,7 +263,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
 			}
 		case "memory_limit":
-			if _, err := filecache.ParseSize(o.Value); err != nil {
+			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
 			}
 			so.memoryLimit = o.Value

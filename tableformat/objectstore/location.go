@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakesql/lakesql/internal/bytesize"
 	"github.com/lakesql/lakesql/internal/secret"
-	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
 // Schemes are the URL schemes of object storage locations.
@@ -222,7 +222,7 @@ func (o *Options) set(k, v string) error {
 	case KeyMaxRetryTime:
 		o.Retry.MaxTime, err = parseDuration(v)
 	case KeyCacheMaxBytes:
-		o.CacheMaxBytes, err = filecache.ParseSize(v)
+		o.CacheMaxBytes, err = bytesize.Parse(v)
 	default:
 		return fmt.Errorf("unknown storage option %q (known: %s)", k, strings.Join(Keys(), ", "))
 	}
