@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // DuckDBType spells an Arrow type as a DuckDB SQL type, so the layers above
@@ -56,7 +58,7 @@ func DuckDBType(t arrow.DataType) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts[i] = QuoteIdent(f.Name) + " " + ft
+			parts[i] = sqlquote.Ident(f.Name) + " " + ft
 		}
 		return "STRUCT(" + strings.Join(parts, ", ") + ")", nil
 	case *arrow.MapType:
@@ -78,9 +80,3 @@ func DuckDBType(t arrow.DataType) (string, error) {
 	}
 	return "", fmt.Errorf("%w: Arrow type %s", ErrUnsupported, t)
 }
-
-// QuoteIdent quotes a SQL identifier for DuckDB.
-func QuoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// QuoteString quotes a SQL string literal for DuckDB.
-func QuoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -98,8 +98,8 @@ import (
 
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/planner"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // DriverName is the name the driver is registered under.
@@ -161,7 +161,7 @@ type Config struct {
 
 // knownOptions is what the error for an unknown DSN option lists.
 func knownOptions() string {
-	return "allowed_roots, table_root, " + strings.Join(objectstore.Keys(), ", ")
+	return "allowed_roots, table_root, " + strings.Join(storageloc.Keys(), ", ")
 }
 
 // ParseDSN parses "DIR[?allowed_roots=A,B&table_root=LOC&storage.KEY=VALUE...]".
@@ -209,7 +209,7 @@ func ParseDSN(dsn string) (Config, error) {
 				return Config{}, fmt.Errorf("lakesql driver: DSN option %s given %d times", k, len(vs))
 			}
 			// CheckOption names unknown keys and masks secrets.
-			if err := objectstore.CheckOption(k, vs[0]); err != nil {
+			if err := storageloc.CheckOption(k, vs[0]); err != nil {
 				return Config{}, fmt.Errorf("lakesql driver: %w", err)
 			}
 			if cfg.Storage == nil {
@@ -226,8 +226,8 @@ func ParseDSN(dsn string) (Config, error) {
 // canonicalRoot makes a directory absolute and an object storage location
 // canonical, so that DSNs naming the same place compare equal.
 func canonicalRoot(r string) (string, error) {
-	if objectstore.IsLocation(r) {
-		l, err := objectstore.ParseLocation(r) // its errors hide user info
+	if storageloc.IsLocation(r) {
+		l, err := storageloc.ParseLocation(r) // its errors hide user info
 		if err != nil {
 			return "", err
 		}

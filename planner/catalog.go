@@ -26,6 +26,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/intconv"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -227,7 +228,7 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 	}
 	cols := make([]string, len(t.schema))
 	for i, c := range t.schema {
-		q := catalogadapter.QuoteIdent(c.Name)
+		q := sqlquote.Ident(c.Name)
 		if i >= len(t.sink.Schema().Fields()) {
 			q = "'I'" // the _op column of a changelog INSERT ... SELECT
 		} else if _, isDec := t.sink.Schema().Field(i).Type.(*arrow.Decimal128Type); isDec {

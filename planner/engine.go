@@ -29,9 +29,9 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/secret"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // DatabaseName is the database go-mysql-server shows the sinks in.
@@ -131,15 +131,15 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	dir := opts.DataDir
 	var err error
 	for k, v := range opts.Storage {
-		if err := objectstore.CheckOption(k, v); err != nil {
+		if err := storageloc.CheckOption(k, v); err != nil {
 			return nil, fmt.Errorf("lakesql: %w", err)
 		}
 	}
 	switch {
 	case opts.TableRoot == "":
 		opts.TableRoot = dir
-	case objectstore.IsLocation(opts.TableRoot):
-		l, err := objectstore.ParseLocation(opts.TableRoot)
+	case storageloc.IsLocation(opts.TableRoot):
+		l, err := storageloc.ParseLocation(opts.TableRoot)
 		if err != nil {
 			return nil, fmt.Errorf("lakesql: table root: %w", err)
 		}
@@ -157,8 +157,8 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	roots := make([]string, len(opts.AllowedRoots))
 	for i, r := range opts.AllowedRoots {
-		if objectstore.IsLocation(r) {
-			l, err := objectstore.ParseLocation(r)
+		if storageloc.IsLocation(r) {
+			l, err := storageloc.ParseLocation(r)
 			if err != nil {
 				return nil, fmt.Errorf("lakesql: allowed root: %w", err)
 			}
@@ -416,7 +416,7 @@ func (e *Engine) tableKey(cs *CreateSink, path string) string {
 func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
 	if cs.Format != FormatIceberg {
 		p, err := resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
-		if err != nil || objectstore.IsLocation(p) {
+		if err != nil || storageloc.IsLocation(p) {
 			return p, err
 		}
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {

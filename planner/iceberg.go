@@ -25,9 +25,9 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
-	"github.com/lakesql/lakesql/tableformat/filecache"
+	"github.com/lakesql/lakesql/internal/bytesize"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // catalogPrefix starts the WITH keys that are Iceberg catalog properties.
@@ -91,7 +91,7 @@ func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (
 		}
 		// The engine's storage.cache_max_bytes bounds Iceberg's cache too
 		// (checked when the engine opened).
-		maxBytes, _ := filecache.ParseSize(e.opts.Storage[objectstore.KeyCacheMaxBytes])
+		maxBytes, _ := bytesize.Parse(e.opts.Storage[storageloc.KeyCacheMaxBytes])
 		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props,
 			CacheMaxBytes: maxBytes, Timeout: e.opts.CatalogTimeout})
 		if errors.Is(err, icetable.ErrTimeout) {
@@ -165,8 +165,8 @@ func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 	p := s
 	if u, err := url.Parse(s); err == nil && len(u.Scheme) > 1 {
 		if u.Scheme != "file" {
-			if confine && objectstore.IsLocation(s) {
-				l, err := objectstore.ParseLocation(s)
+			if confine && storageloc.IsLocation(s) {
+				l, err := storageloc.ParseLocation(s)
 				if err != nil {
 					return "", false, fmt.Errorf("%w: %w", ErrLocation, err)
 				}

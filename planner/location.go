@@ -4,7 +4,7 @@ package planner
 // form: absolute, clean, with the symlinks of their longest existing
 // prefix resolved, so that a symlink cannot lead a sink out of the allowed
 // roots and two spellings of one folder are one table. Object storage
-// locations are canonical once parsed (objectstore.ParseLocation). Then a
+// locations are canonical once parsed (storageloc.ParseLocation). Then a
 // sink's folders (a Delta table, an Iceberg sink's local warehouse and
 // SQLite catalog file) must keep clear of the data directory's own areas
 // and of the other sinks' folders.
@@ -17,8 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/internal/subtree"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 // canonicalPath returns the absolute path p with the symlinks of its
@@ -52,8 +52,8 @@ func canonicalPath(p string) (string, error) {
 // within reports whether p is root or inside it, component by component:
 // both canonical, both local or both object storage.
 func within(root, p string) bool {
-	switch remote := objectstore.IsLocation(root); {
-	case remote != objectstore.IsLocation(p):
+	switch remote := storageloc.IsLocation(root); {
+	case remote != storageloc.IsLocation(p):
 		return false
 	case remote:
 		return subtree.URL(root, p)
@@ -111,7 +111,7 @@ func (e *Engine) dataDirCanonical() string {
 // one of its own folders (an Iceberg sink may use DATA/iceberg: it is the
 // default catalog's).
 func (e *Engine) checkDataDirArea(a sinkArea) error {
-	if objectstore.IsLocation(a.path) {
+	if storageloc.IsLocation(a.path) {
 		return nil
 	}
 	data := e.dataDirCanonical()
@@ -153,7 +153,7 @@ func dataDirAreaUse(d string) string {
 // sink names, such as one another program writes: a folder named
 // _delta_log, or one below a folder that holds a _delta_log.
 func checkNotInDeltaTable(a sinkArea) error {
-	if objectstore.IsLocation(a.path) {
+	if storageloc.IsLocation(a.path) {
 		if strings.Contains(a.path+"/", "/_delta_log/") {
 			return fmt.Errorf("%w: %s %s is inside a _delta_log folder", ErrLocation, a.kind, a.path)
 		}
@@ -253,8 +253,8 @@ func (e *Engine) sinkAreas(cs *CreateSink, path string) []sinkArea {
 	}
 	var areas []sinkArea
 	if w, ok := so.catalog["warehouse"]; ok {
-		if objectstore.IsLocation(w) {
-			if l, err := objectstore.ParseLocation(w); err == nil {
+		if storageloc.IsLocation(w) {
+			if l, err := storageloc.ParseLocation(w); err == nil {
 				areas = append(areas, sinkArea{kind: areaWarehouse, path: l.String()})
 			}
 		} else if p, local, err := e.localPath(w, false); err == nil && local {
@@ -270,7 +270,7 @@ func (e *Engine) sinkAreas(cs *CreateSink, path string) []sinkArea {
 // canonicalLocation is a resolved location's canonical form, or the
 // location itself when it is on object storage or cannot be resolved.
 func canonicalLocation(p string) string {
-	if objectstore.IsLocation(p) || !filepath.IsAbs(p) {
+	if storageloc.IsLocation(p) || !filepath.IsAbs(p) {
 		return p
 	}
 	if c, err := canonicalPath(p); err == nil {

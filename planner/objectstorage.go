@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -38,7 +39,7 @@ func (e *Engine) deltaProvider(storage map[string]string) (*deltalake.Provider, 
 // them; with none, any bucket the credentials reach is allowed (the
 // store's own permissions confine it).
 func resolveObjectLocation(roots []string, loc string) (string, error) {
-	l, err := objectstore.ParseLocation(loc)
+	l, err := storageloc.ParseLocation(loc)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrLocation, err)
 	}
@@ -54,7 +55,7 @@ func resolveObjectLocation(roots []string, loc string) (string, error) {
 func withinObjectRoots(roots []string, p string) error {
 	var objectRoots []string
 	for _, r := range roots {
-		if objectstore.IsLocation(r) {
+		if storageloc.IsLocation(r) {
 			objectRoots = append(objectRoots, r)
 		}
 	}
@@ -76,6 +77,6 @@ func maskStorageSecret(key, value string) (shown string, masked bool) {
 	if !strings.HasPrefix(key, storagePrefix) {
 		return value, false
 	}
-	shown = objectstore.ShownValue(key, value)
+	shown = storageloc.ShownValue(key, value)
 	return shown, shown != value
 }

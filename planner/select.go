@@ -42,7 +42,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -160,7 +160,7 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 			}
 			b.WriteString(text)
 			b.WriteString(" AS ")
-			b.WriteString(catalogadapter.QuoteIdent(name))
+			b.WriteString(sqlquote.Ident(name))
 			p.columns = append(p.columns, name)
 			p.types = append(p.types, typ)
 		default:
@@ -219,7 +219,7 @@ func (e *Engine) planDuck(ctx *gms.Context, query string) (*duckPlan, error) {
 					return nil, noRoute("ORDER BY a name that is both an alias and a column")
 				}
 				// ORDER BY an alias of the select list.
-				c = catalogadapter.QuoteIdent(cn.Name.String())
+				c = sqlquote.Ident(cn.Name.String())
 			} else {
 				var err error
 				c, _, err = r.selectExpr(o.Expr)
@@ -296,7 +296,7 @@ func (r *duckRenderer) hasColumn(name string) bool { return r.lookup(name) != ni
 
 // column renders a column reference.
 func (r *duckRenderer) column(c *gms.Column) string {
-	return catalogadapter.QuoteIdent(c.Name)
+	return sqlquote.Ident(c.Name)
 }
 
 func (r *duckRenderer) colName(cn *ast.ColName) (string, error) {
@@ -615,7 +615,7 @@ func (r *duckRenderer) literal(e ast.Expr) (string, error) {
 	case *ast.SQLVal:
 		switch e.Type {
 		case ast.StrVal:
-			return catalogadapter.QuoteString(string(e.Val)), nil
+			return sqlquote.String(string(e.Val)), nil
 		case ast.IntVal:
 			if _, err := strconv.ParseInt(string(e.Val), 10, 64); err != nil {
 				return "", noRoute("integer literal out of range")

@@ -18,8 +18,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/lakesql/lakesql/internal/bytesize"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/sqlsink"
-	"github.com/lakesql/lakesql/tableformat/filecache"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -40,14 +41,14 @@ func resolveLocation(tableRoot string, roots []string, loc string) (string, erro
 	if strings.TrimSpace(loc) == "" {
 		return "", fmt.Errorf("%w: the location is empty", ErrLocation)
 	}
-	if objectstore.IsLocation(loc) {
+	if storageloc.IsLocation(loc) {
 		return resolveObjectLocation(roots, loc)
 	}
 	if strings.Contains(loc, "://") || looksLikeScheme(loc) {
 		return "", fmt.Errorf("%w: location %q: the schemes are %s, or a local path", ErrLocation, loc,
-			strings.Join(objectstore.Schemes, ", "))
+			strings.Join(storageloc.Schemes, ", "))
 	}
-	if objectstore.IsLocation(tableRoot) && !filepath.IsAbs(loc) {
+	if storageloc.IsLocation(tableRoot) && !filepath.IsAbs(loc) {
 		rel := path.Clean(filepath.ToSlash(loc))
 		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 			return "", fmt.Errorf("%w: location %q leaves the table root %s", ErrLocation, loc, tableRoot)
@@ -82,7 +83,7 @@ func confineLocal(roots []string, loc, p string) (string, error) {
 	}
 	isRoot := false
 	for _, r := range roots {
-		if objectstore.IsLocation(r) || !within(r, c) {
+		if storageloc.IsLocation(r) || !within(r, c) {
 			continue
 		}
 		if r != c {
@@ -189,7 +190,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 				so.storage = map[string]string{}
 			}
 			so.storage[o.Key] = o.Value
-			if err := objectstore.CheckOption(o.Key, o.Value); err != nil {
+			if err := storageloc.CheckOption(o.Key, o.Value); err != nil {
 				return so, fmt.Errorf("%w: %w", ErrOption, err)
 			}
 			continue
@@ -222,7 +223,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			}
 			so.writerID = o.Value
 		case "target_file_size", "flush_bytes":
-			n, err := filecache.ParseSize(o.Value)
+			n, err := bytesize.Parse(o.Value)
 			if err != nil {
 				return so, bad("%v", err)
 			}
@@ -263,7 +264,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
 			}
 		case "memory_limit":
-			if _, err := filecache.ParseSize(o.Value); err != nil {
+			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
 			}
 			so.memoryLimit = o.Value
@@ -331,7 +332,7 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (s
 	}
 	cfg.Provider = e.provider
 	switch {
-	case objectstore.IsLocation(path):
+	case storageloc.IsLocation(path):
 		storage := maps.Clone(e.opts.Storage)
 		if storage == nil {
 			storage = map[string]string{}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	lakedriver "github.com/lakesql/lakesql/driver"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
+	"github.com/lakesql/lakesql/internal/storageloc"
 )
 
 // LabelObjectStorage is the label (Options.Labels) of runs whose Delta
@@ -248,7 +248,7 @@ func (f *fileRun) run(ctx context.Context) {
 	} else {
 		f.testDir = filepath.Join(base, "tmp")
 	}
-	if !objectstore.IsLocation(f.testDir) {
+	if !storageloc.IsLocation(f.testDir) {
 		if err := os.MkdirAll(f.testDir, 0o755); err != nil {
 			f.fail(Failure{Actual: fmt.Sprintf("temp folder: %v", err)})
 			return
@@ -388,7 +388,7 @@ func (f *fileRun) restart(ctx context.Context) error {
 
 // under is root/elems: a file path, or a location on object storage.
 func under(root string, elems ...string) string {
-	if objectstore.IsLocation(root) {
+	if storageloc.IsLocation(root) {
 		return strings.TrimSuffix(root, "/") + "/" + strings.Join(elems, "/")
 	}
 	return filepath.Join(append([]string{root}, elems...)...)

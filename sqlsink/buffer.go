@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // ErrBadRow marks a batch refused for its values: a NULL in a NOT NULL
@@ -81,8 +82,8 @@ func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer,
 	b := &buffer{db: db, tempDir: tempDir, ownsTemp: owns, byName: map[string]int{}, key: cfg.Key,
 		direct: cfg.Mode == ModeAppend}
 	settings := []string{
-		"SET memory_limit = " + catalogadapter.QuoteString(cfg.MemoryLimit),
-		"SET temp_directory = " + catalogadapter.QuoteString(tempDir),
+		"SET memory_limit = " + sqlquote.String(cfg.MemoryLimit),
+		"SET temp_directory = " + sqlquote.String(tempDir),
 		"SET preserve_insertion_order = false",
 		"SET TimeZone = 'UTC'",
 	}
@@ -108,7 +109,7 @@ func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer,
 		}
 		b.cols = append(b.cols, column{name: f.Name, duckType: typ, nullable: f.Nullable})
 		b.byName[f.Name] = i
-		defs = append(defs, catalogadapter.QuoteIdent(f.Name)+" "+typ)
+		defs = append(defs, sqlquote.Ident(f.Name)+" "+typ)
 	}
 	defs = append(defs, seqColumn+" BIGINT", opBufCol+" UTINYINT")
 	if _, err := b.conn.ExecContext(ctx, "CREATE TABLE buf ("+strings.Join(defs, ", ")+")"); err != nil {
@@ -190,12 +191,12 @@ func (b *buffer) insert(ctx context.Context, recs []arrow.RecordBatch, withSeq b
 	names := make([]string, 0, len(b.cols)+2)
 	exprs := make([]string, 0, len(b.cols)+2)
 	for _, c := range b.cols {
-		names = append(names, catalogadapter.QuoteIdent(c.name))
+		names = append(names, sqlquote.Ident(c.name))
 		if len(schema.FieldIndices(c.name)) == 0 {
 			exprs = append(exprs, "NULL")
 			continue
 		}
-		exprs = append(exprs, fmt.Sprintf("CAST(%s AS %s)", catalogadapter.QuoteIdent(c.name), c.duckType))
+		exprs = append(exprs, fmt.Sprintf("CAST(%s AS %s)", sqlquote.Ident(c.name), c.duckType))
 	}
 	if withSeq {
 		names = append(names, seqColumn, opBufCol)
@@ -433,7 +434,7 @@ func recordBytes(rec arrow.RecordBatch) int64 {
 func (b *buffer) selectList() string {
 	names := make([]string, len(b.cols))
 	for i, c := range b.cols {
-		names[i] = catalogadapter.QuoteIdent(c.name)
+		names[i] = sqlquote.Ident(c.name)
 	}
 	return strings.Join(names, ", ")
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 const benchRows = 10_000_000
@@ -157,8 +158,8 @@ func ingestDuckDBCopy(ctx context.Context, path string, recs []arrow.RecordBatch
 	}
 	defer conn.Close()
 	for _, q := range []string{
-		"SET memory_limit = " + catalogadapter.QuoteString(DefaultMemoryLimit),
-		"SET temp_directory = " + catalogadapter.QuoteString(filepath.Join(filepath.Dir(path), "spill")),
+		"SET memory_limit = " + sqlquote.String(DefaultMemoryLimit),
+		"SET temp_directory = " + sqlquote.String(filepath.Join(filepath.Dir(path), "spill")),
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			return 0, err
@@ -183,7 +184,7 @@ func ingestDuckDBCopy(ctx context.Context, path string, recs []arrow.RecordBatch
 	}
 	defer release()
 	var n int64
-	if err := conn.QueryRowContext(ctx, "COPY (SELECT * FROM v) TO "+catalogadapter.QuoteString(path)+" (FORMAT parquet)").Scan(&n); err != nil {
+	if err := conn.QueryRowContext(ctx, "COPY (SELECT * FROM v) TO "+sqlquote.String(path)+" (FORMAT parquet)").Scan(&n); err != nil {
 		return 0, err
 	}
 	d := time.Since(start)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
@@ -173,8 +174,8 @@ func mwOpenProvider(endpoint, cacheDir string, maxRetries int) (*deltalake.Provi
 	if endpoint != "" {
 		// Region and credentials come from the environment (AWS_*).
 		so, err := objectstore.FromProperties(map[string]string{
-			objectstore.KeyEndpoint:  endpoint,
-			objectstore.KeyPathStyle: "true",
+			storageloc.KeyEndpoint:  endpoint,
+			storageloc.KeyPathStyle: "true",
 		})
 		if err != nil {
 			db.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/s3test"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -109,7 +110,7 @@ func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 	if err := p.CreateTable(ctx, m.id, catalogadapter.TableDef{Schema: orderSchema}); err != nil {
 		t.Fatal(err)
 	}
-	if objectstore.IsLocation(tg.loc) {
+	if storageloc.IsLocation(tg.loc) {
 		s, err := objectstore.Open(ctx, tg.loc, tg.so)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // mergeUpsert stages an upsert epoch:
@@ -30,7 +31,7 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 	}
 	keys := make([]string, len(s.cfg.Key))
 	for i, k := range s.cfg.Key {
-		keys[i] = catalogadapter.QuoteIdent(k)
+		keys[i] = sqlquote.Ident(k)
 	}
 	keyList := strings.Join(keys, ", ")
 	collapse := fmt.Sprintf(`CREATE OR REPLACE TEMP TABLE collapsed AS
@@ -103,7 +104,7 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 func qualified(alias string, b *buffer) string {
 	cols := make([]string, len(b.cols))
 	for i, c := range b.cols {
-		cols[i] = alias + "." + catalogadapter.QuoteIdent(c.name)
+		cols[i] = alias + "." + sqlquote.Ident(c.name)
 	}
 	return strings.Join(cols, ", ")
 }
@@ -114,7 +115,7 @@ func qualified(alias string, b *buffer) string {
 func (s *Sink) pruneByStats(ctx context.Context, files []catalogadapter.DataFile) ([]catalogadapter.DataFile, error) {
 	k := s.cfg.Key[0]
 	var lo, hi any
-	row := s.buf.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[1]s), max(%[1]s) FROM collapsed", catalogadapter.QuoteIdent(k)))
+	row := s.buf.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT min(%[1]s), max(%[1]s) FROM collapsed", sqlquote.Ident(k)))
 	if err := row.Scan(&lo, &hi); err != nil {
 		return nil, fmt.Errorf("key range: %w", err)
 	}
@@ -188,7 +189,7 @@ func (s *Sink) filesWithKeys(ctx context.Context, scanner catalogadapter.Scanner
 			return nil, fmt.Errorf("read %s: %w", f.Path, err)
 		}
 		branches = append(branches, fmt.Sprintf("SELECT %s AS __lakesql_file, %s FROM (%s)",
-			catalogadapter.QuoteString(f.Path), keyList, scan))
+			sqlquote.String(f.Path), keyList, scan))
 	}
 	query := fmt.Sprintf("SELECT DISTINCT __lakesql_file FROM (%s) SEMI JOIN collapsed USING (%s)",
 		strings.Join(branches, " UNION ALL "), keyList)

@@ -73,6 +73,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/s3test"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -138,7 +139,7 @@ func osSides(b *testing.B) (local, s3 *osSide) {
 		},
 		cleanup: func(loc string) {
 			// The posix backend keeps bucket B's key K at DataDir/B/K.
-			l, err := objectstore.ParseLocation(loc)
+			l, err := storageloc.ParseLocation(loc)
 			if err == nil && l.Prefix != "" {
 				os.RemoveAll(filepath.Join(srv.DataDir, l.Bucket, filepath.FromSlash(filepath.Dir(l.Prefix))))
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/backoff"
 )
 
 // CommitResult reports what CommitEpoch did.
@@ -518,7 +519,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 		s.counters.conflicts.Add(1)
 		s.discard(ctx)
 		s.unprepared = true
-		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(20*time.Millisecond, time.Second, redo)); err != nil {
+		if err := backoff.Sleep(ctx, backoff.Equal(20*time.Millisecond, time.Second, redo)); err != nil {
 			return CommitResult{}, err
 		}
 	}

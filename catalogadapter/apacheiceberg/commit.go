@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/backoff"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -129,7 +130,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			if attempt >= maxRetries {
 				return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
 			}
-			if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
+			if err := backoff.Sleep(ctx, backoff.Equal(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
 				return fail(fmt.Errorf("retry after a lost race: %w", err))
 			}
 			continue

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -284,9 +285,9 @@ func selectList(tbl *table.Table, names []string) (string, error) {
 		switch {
 		case ok:
 			used[strings.ToLower(f.Name)] = true
-			parts = append(parts, fmt.Sprintf("CAST(%s AS %s) AS %s", catalogadapter.QuoteIdent(src), t, catalogadapter.QuoteIdent(f.Name)))
+			parts = append(parts, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(src), t, sqlquote.Ident(f.Name)))
 		case !f.Required:
-			parts = append(parts, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, catalogadapter.QuoteIdent(f.Name)))
+			parts = append(parts, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, sqlquote.Ident(f.Name)))
 		default:
 			return "", fmt.Errorf("%w: NOT NULL column %q is missing", catalogadapter.ErrInvalid, f.Name)
 		}

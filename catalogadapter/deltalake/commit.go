@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/backoff"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -120,7 +121,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if attempt >= maxRetries {
 			return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
 		}
-		if err := catalogadapter.Sleep(ctx, catalogadapter.Backoff(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
+		if err := backoff.Sleep(ctx, backoff.Equal(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
 			return fail(fmt.Errorf("retry after a lost race at version %d: %w", ce.Version, err))
 		}
 	}

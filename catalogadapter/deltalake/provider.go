@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -142,8 +143,8 @@ func tablePath(id catalogadapter.TableIdent) (string, error) {
 			catalogadapter.ErrInvalid, id.Catalog, id.Namespace)
 	}
 	p := id.Name
-	if objectstore.IsLocation(p) {
-		loc, err := objectstore.ParseLocation(p)
+	if storageloc.IsLocation(p) {
+		loc, err := storageloc.ParseLocation(p)
 		if err != nil {
 			return "", fmt.Errorf("%w: %w", catalogadapter.ErrInvalid, err)
 		}
@@ -170,7 +171,7 @@ func (p *Provider) table(id catalogadapter.TableIdent) (*delta.Table, string, er
 		return nil, "", err
 	}
 	var store delta.Storage
-	if objectstore.IsLocation(path) {
+	if storageloc.IsLocation(path) {
 		if store, err = p.objectStore(path); err != nil {
 			return nil, "", err
 		}

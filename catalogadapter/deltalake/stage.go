@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -92,10 +93,10 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 	defer func() {
 		// The view is temporary but lives on the pooled connection; drop
 		// it before its stream is freed.
-		conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+catalogadapter.QuoteIdent(view))
+		conn.ExecContext(context.WithoutCancel(ctx), "DROP VIEW IF EXISTS "+sqlquote.Ident(view))
 		release()
 	}()
-	return p.stage(ctx, id.Name, t, snap, conn, "SELECT "+sel+" FROM "+catalogadapter.QuoteIdent(view))
+	return p.stage(ctx, id.Name, t, snap, conn, "SELECT "+sel+" FROM "+sqlquote.Ident(view))
 }
 
 // StageSQL implements catalogadapter.Stager: the rows of query, run on q,
@@ -330,9 +331,9 @@ func selectList(schema *delta.StructType, src []srcColumn) (string, []int, error
 		i, ok := from[f.Name]
 		switch {
 		case ok:
-			exprs[k] = fmt.Sprintf("%s AS %s", catalogadapter.QuoteIdent(src[i].name), catalogadapter.QuoteIdent(f.Name))
+			exprs[k] = fmt.Sprintf("%s AS %s", sqlquote.Ident(src[i].name), sqlquote.Ident(f.Name))
 		case f.Nullable:
-			exprs[k] = "NULL AS " + catalogadapter.QuoteIdent(f.Name)
+			exprs[k] = "NULL AS " + sqlquote.Ident(f.Name)
 		default:
 			return "", nil, fmt.Errorf("%w: NOT NULL column %q is missing", catalogadapter.ErrInvalid, f.Name)
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/lakesql/lakesql/tableformat/objectstore"
+	"github.com/lakesql/lakesql/internal/storageloc"
 )
 
 // lakePrefix is a key prefix of the test's own, unique per run: the server
@@ -29,7 +29,7 @@ func lakePrefix(t *testing.T) string {
 func lakeStorageFlags(credentials bool) []string {
 	var flags []string
 	for k, v := range lake.Options() {
-		if !credentials && (k == objectstore.KeyAccessKeyID || k == objectstore.KeySecretAccessKey) {
+		if !credentials && (k == storageloc.KeyAccessKeyID || k == storageloc.KeySecretAccessKey) {
 			continue
 		}
 		flags = append(flags, "--storage", k+"="+v)
@@ -41,7 +41,7 @@ func lakeStorageFlags(credentials bool) []string {
 // server.
 func lakeKeys(t testing.TB, loc string) []string {
 	t.Helper()
-	l, err := objectstore.ParseLocation(loc)
+	l, err := storageloc.ParseLocation(loc)
 	if err != nil {
 		t.Fatal(err)
 	}

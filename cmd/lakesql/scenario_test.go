@@ -27,7 +27,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
+	"github.com/lakesql/lakesql/internal/storageloc"
 )
 
 // MySQL error codes the scenario expects.
@@ -252,7 +252,7 @@ func (sc *scenario) query(s named, q string, want [][]string) {
 // table is the location of a sink's Delta table made with a relative
 // location 'lake/NAME', as SHOW SINKS shows it.
 func (sc *scenario) table(name string) string {
-	if objectstore.IsLocation(sc.root) {
+	if storageloc.IsLocation(sc.root) {
 		return sc.root + "/lake/" + name
 	}
 	return filepath.Join(sc.root, "lake", name)
@@ -260,7 +260,7 @@ func (sc *scenario) table(name string) string {
 
 // beside is where the relative location '../NAME' would be.
 func (sc *scenario) beside(name string) string {
-	if objectstore.IsLocation(sc.root) {
+	if storageloc.IsLocation(sc.root) {
 		return sc.root[:strings.LastIndex(sc.root, "/")] + "/" + name
 	}
 	return filepath.Join(filepath.Dir(sc.root), name)
@@ -270,7 +270,7 @@ func (sc *scenario) beside(name string) string {
 // object under the prefix.
 func (sc *scenario) absent(loc, after string) {
 	sc.t.Helper()
-	if objectstore.IsLocation(loc) {
+	if storageloc.IsLocation(loc) {
 		if keys := lakeKeys(sc.t, loc); len(keys) > 0 {
 			sc.t.Errorf("after %s: objects under %s: %v", after, loc, keys)
 		}
@@ -287,7 +287,7 @@ func (sc *scenario) absent(loc, after string) {
 func (sc *scenario) versions(name string, want int, when string) int {
 	sc.t.Helper()
 	var got int
-	if loc := sc.table(name); objectstore.IsLocation(loc) {
+	if loc := sc.table(name); storageloc.IsLocation(loc) {
 		got = lakeVersions(sc.t, loc)
 	} else {
 		got = deltatest.Versions(sc.t, loc)
@@ -543,7 +543,7 @@ func runScenario(t *testing.T, p scenarioPath) []logEntry {
 	v = sc.versions("orders", v+1, "after an INSERT after restart")
 	sc.query(s4, scenarioSelectOrders, want.rows())
 	sc.close(s4)
-	if objectstore.IsLocation(root) {
+	if storageloc.IsLocation(root) {
 		// With the tables on S3, none may have landed on the local disk.
 		filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() && d.Name() == "_delta_log" {

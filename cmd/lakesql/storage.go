@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lakesql/lakesql/tableformat/objectstore"
+	"github.com/lakesql/lakesql/internal/storageloc"
 )
 
 // storageFlags is the value of the repeatable --storage KEY=VALUE flag:
@@ -27,7 +27,7 @@ type storageFlags struct {
 
 // storageUsage is the --storage flag's help text.
 var storageUsage = "default option of Delta sinks on object storage, as KEY=VALUE (repeatable; a sink's WITH options win); " +
-	"keys: " + strings.Join(objectstore.Keys(), ", ") +
+	"keys: " + strings.Join(storageloc.Keys(), ", ") +
 	". Prefer the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) for credentials: command lines are visible to other users"
 
 // tableRootUsage is the --table-root flag's help text.
@@ -41,7 +41,7 @@ func (s *storageFlags) String() string {
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(s.opts)) {
-		parts = append(parts, k+"="+objectstore.ShownValue(k, s.opts[k]))
+		parts = append(parts, k+"="+storageloc.ShownValue(k, s.opts[k]))
 	}
 	return strings.Join(parts, ",")
 }
@@ -60,7 +60,7 @@ func (s *storageFlags) Set(arg string) error {
 	case !strings.HasPrefix(k, "storage."):
 		k = "storage." + k // storage.endpoint or endpoint
 	}
-	if err := objectstore.CheckOption(k, v); err != nil {
+	if err := storageloc.CheckOption(k, v); err != nil {
 		s.err = fmt.Errorf("--storage: %w", err) // CheckOption masks secrets
 		return nil
 	}

@@ -10,8 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/sqllogictest"
-	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
 const testUsage = `Usage: lakesql test [--dsn DSN] [--data DIR] [--table-root LOCATION] [--storage KEY=VALUE]... [--label NAME]... [-v] FILE|FOLDER...
@@ -69,7 +69,7 @@ func testCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	opts.Storage = storage.opts
 	opts.Labels = labels
-	if objectstore.IsLocation(opts.TableRoot) {
+	if storageloc.IsLocation(opts.TableRoot) {
 		opts.TestDirRoot = opts.TableRoot
 	}
 	files, err := sqllogictest.Expand(fs.Args())

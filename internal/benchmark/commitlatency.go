@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -177,7 +177,7 @@ func duckDBCommit(ctx context.Context, conn *sql.Conn, store *delta.LocalStorage
 		count, size, footer uint64
 		stats               any
 	)
-	err = conn.QueryRowContext(ctx, "COPY (SELECT * FROM commit_row) TO "+catalogadapter.QuoteString(path)+
+	err = conn.QueryRowContext(ctx, "COPY (SELECT * FROM commit_row) TO "+sqlquote.String(path)+
 		" (FORMAT parquet, RETURN_STATS, COMPRESSION snappy)").Scan(&file, &count, &size, &footer, &stats, new(any))
 	if derr := drop(); err == nil {
 		err = derr

@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -29,8 +29,8 @@ func openDuckDB(ctx context.Context, tempDir string) (*sql.DB, *sql.Conn, error)
 		return nil, nil, fmt.Errorf("connect to DuckDB: %w", err)
 	}
 	for _, q := range []string{
-		"SET memory_limit = " + catalogadapter.QuoteString(sqlsink.DefaultMemoryLimit),
-		"SET temp_directory = " + catalogadapter.QuoteString(tempDir),
+		"SET memory_limit = " + sqlquote.String(sqlsink.DefaultMemoryLimit),
+		"SET temp_directory = " + sqlquote.String(tempDir),
 	} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			conn.Close()
@@ -64,7 +64,7 @@ func registerArrow(conn *sql.Conn, name string, schema *arrow.Schema, recs []arr
 	}
 	return func() error {
 		defer release()
-		if _, err := conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS "+catalogadapter.QuoteIdent(name)); err != nil {
+		if _, err := conn.ExecContext(context.Background(), "DROP VIEW IF EXISTS "+sqlquote.Ident(name)); err != nil {
 			return fmt.Errorf("drop Arrow view %s: %w", name, err)
 		}
 		return nil

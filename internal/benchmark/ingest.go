@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -152,7 +153,7 @@ func ingestDuckDBCopy(ctx context.Context, out string, partitioned bool, recs []
 		opts += ", PARTITION_BY (region)"
 	}
 	var n int64
-	q := "COPY (SELECT * FROM v) TO " + catalogadapter.QuoteString(out) + " (" + opts + ")"
+	q := "COPY (SELECT * FROM v) TO " + sqlquote.String(out) + " (" + opts + ")"
 	if err := conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
 		drop()
 		return 0, fmt.Errorf("%s: %w", q, err)

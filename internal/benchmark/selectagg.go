@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
@@ -53,7 +54,7 @@ func setupSelectAgg(ctx context.Context, env Env, n int) (Sides, error) {
 	}
 	files := make([]string, 0, len(snap.Files()))
 	for _, a := range snap.Files() {
-		files = append(files, catalogadapter.QuoteString(filepath.Join(dir, a.Path)))
+		files = append(files, sqlquote.String(filepath.Join(dir, a.Path)))
 	}
 	refQuery := fmt.Sprintf(selectAggQuery, "read_parquet(["+strings.Join(files, ", ")+"])")
 

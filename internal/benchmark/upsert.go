@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
@@ -108,7 +109,7 @@ func setupUpsert(ctx context.Context, env Env, n int) (Sides, error) {
 			}
 			files := make([]string, 0, len(snap.Files()))
 			for _, a := range snap.Files() {
-				files = append(files, catalogadapter.QuoteString(filepath.Join(dir, a.Path)))
+				files = append(files, sqlquote.String(filepath.Join(dir, a.Path)))
 			}
 			recs := makeBatches(first, upsertShare, keys, version+1)
 			defer releaseBatches(recs)
@@ -130,7 +131,7 @@ func setupUpsert(ctx context.Context, env Env, n int) (Sides, error) {
 				return Sample{}, fmt.Errorf("load upserts: %w", err)
 			}
 			q := fmt.Sprintf("COPY (SELECT * FROM read_parquet([%s]) ANTI JOIN upserts USING (id) UNION ALL SELECT * FROM upserts) TO %s (FORMAT parquet)",
-				strings.Join(files, ", "), catalogadapter.QuoteString(out))
+				strings.Join(files, ", "), sqlquote.String(out))
 			var rows int64
 			if err := ref.QueryRowContext(ctx, q).Scan(&rows); err != nil {
 				return Sample{}, fmt.Errorf("rewrite: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesql/lakesql/internal/fsync"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -64,9 +65,9 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 			// Partition values travel as the strings DuckDB prints; they are
 			// put into the protocol's forms below. An empty string is null
 			// to the protocol, so it goes to null's folder, as with Spark.
-			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
+			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(f.Name)))
 		} else {
-			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(f.Name), typ, quoteIdent(f.Name)))
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(f.Name)))
 		}
 	}
 	store := s.table.store
@@ -136,12 +137,12 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 		// partition per write.
 		quoted := make([]string, len(pcs))
 		for i, c := range pcs {
-			quoted[i] = quoteIdent(c)
+			quoted[i] = sqlquote.Ident(c)
 		}
 		options = append(options, "PARTITION_BY ("+strings.Join(quoted, ", ")+")")
 	}
 	copySQL := fmt.Sprintf("COPY (SELECT %s FROM (%s) AS src) TO %s (%s)",
-		strings.Join(cols, ", "), query, sqlString(root), strings.Join(options, ", "))
+		strings.Join(cols, ", "), query, sqlquote.String(root), strings.Join(options, ", "))
 	if len(s.Metadata.PartitionColumns) > 0 || hasNested(schema) {
 		// Partition values are printed, and nested values cast, under the
 		// session's TimeZone: the settings travel with the COPY (one call).

@@ -5,6 +5,8 @@ package delta
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // DuckDBType returns the DuckDB SQL type for t, for CASTs of columns and
@@ -58,7 +60,7 @@ func writeDuckDBType(b *strings.Builder, t DataType, col string) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(duckDBQuoteIdent(f.Name))
+			b.WriteString(sqlquote.Ident(f.Name))
 			b.WriteByte(' ')
 			if err := writeDuckDBType(b, f.Type, childPath(col, f.Name)); err != nil {
 				return err
@@ -107,9 +109,4 @@ var duckDBPrimitiveNames = map[PrimitiveType]string{
 	TypeDate:         "DATE",
 	TypeTimestamp:    "TIMESTAMPTZ",
 	TypeTimestampNTZ: "TIMESTAMP",
-}
-
-// duckDBQuoteIdent double-quotes a SQL identifier, doubling inner quotes.
-func duckDBQuoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }

@@ -20,6 +20,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // columnMappingIDKey is the column metadata key holding a field's id.
@@ -60,7 +62,7 @@ func fieldIDSchema(schema *StructType, parts map[string]bool) (string, error) {
 			return "", fmt.Errorf("column %q: %w", f.Name, err)
 		}
 		entries = append(entries, fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}",
-			id, sqlString(physicalName(f, true)), sqlString(typ)))
+			id, sqlquote.String(physicalName(f, true)), sqlquote.String(typ)))
 	}
 	return "schema = MAP {" + strings.Join(entries, ", ") + "}", nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // brokenTables are meant to fail: a missing log, invalid protocol versions,
@@ -167,7 +169,7 @@ func checkGoldenTable(ctx context.Context, t *testing.T, db *sql.DB, g goldenTab
 		return nil
 	}
 	want, wantCols, err := rowsAsText(ctx, db,
-		fmt.Sprintf("SELECT * FROM read_parquet(%s)", sqlString(filepath.Join(g.expected, "*.parquet"))), cols)
+		fmt.Sprintf("SELECT * FROM read_parquet(%s)", sqlquote.String(filepath.Join(g.expected, "*.parquet"))), cols)
 	if err != nil {
 		return fmt.Errorf("read expected rows: %w", err)
 	}
@@ -194,7 +196,7 @@ func rowsAsText(ctx context.Context, db *sql.DB, query string, like []colType) (
 	}
 	exprs := make([]string, len(cols))
 	for i, c := range cols {
-		e := quoteIdent(c.Name)
+		e := sqlquote.Ident(c.Name)
 		if typ, ok := byName[c.Name]; ok && typ != c.Type {
 			e = fmt.Sprintf("CAST(%s AS %s)", e, typ)
 		}

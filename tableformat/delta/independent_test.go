@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // The independent check rebuilds a table's active files with DuckDB SQL
@@ -88,7 +90,7 @@ func indExec(t *testing.T, db *sql.DB, query string) {
 // (version, j) and ind_checkpoints (cp, j): every action as a JSON object.
 func indLoad(t *testing.T, db *sql.DB, root string, l indLog) {
 	t.Helper()
-	logGlob := sqlString(filepath.Join(root, logDir, "*.json"))
+	logGlob := sqlquote.String(filepath.Join(root, logDir, "*.json"))
 	indExec(t, db, `CREATE OR REPLACE TEMP TABLE ind_commits AS
 SELECT CAST(regexp_extract(filename, '(\d{20})\.json$', 1) AS BIGINT) AS version, json AS j
 FROM read_json_objects(`+logGlob+`, format = 'newline_delimited', filename = true)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -157,24 +158,24 @@ func branch(sel, from string, pkeys []string, files []*Add, paths map[*Add]strin
 				b.WriteString(", ")
 			}
 			b.WriteString("(")
-			b.WriteString(sqlString(paths[f]))
+			b.WriteString(sqlquote.String(paths[f]))
 			for _, c := range pcs {
 				b.WriteString(", ")
 				v := f.PartitionValues[c]
 				if v == nil || *v == "" { // the protocol reads "" as null
 					b.WriteString("NULL::VARCHAR")
 				} else {
-					b.WriteString(sqlString(*v))
+					b.WriteString(sqlquote.String(*v))
 				}
 			}
 			b.WriteString(")")
 		}
 		b.WriteString(") AS p(")
-		b.WriteString(quoteIdent(fileColumn))
+		b.WriteString(sqlquote.Ident(fileColumn))
 		for i := range pcs {
 			fmt.Fprintf(&b, ", pv%d", i)
 		}
-		fmt.Fprintf(&b, ") ON d.%s = p.%s", quoteIdent(fileColumn), quoteIdent(fileColumn))
+		fmt.Fprintf(&b, ") ON d.%s = p.%s", sqlquote.Ident(fileColumn), sqlquote.Ident(fileColumn))
 	}
 	if where != "" {
 		b.WriteString(" WHERE ")
@@ -209,13 +210,13 @@ func (s *Snapshot) selectList(schema *StructType, parts map[string]bool, present
 				expr = fmt.Sprintf("CAST(NULL AS %s)", typ)
 				break
 			}
-			inner, err := mappedExpr(f.Type, "d."+quoteIdent(phys), mapped, 0)
+			inner, err := mappedExpr(f.Type, "d."+sqlquote.Ident(phys), mapped, 0)
 			if err != nil {
 				return "", fmt.Errorf("column %q: %w", f.Name, err)
 			}
 			expr = fmt.Sprintf("CAST(%s AS %s)", inner, typ)
 		}
-		cols = append(cols, expr+" AS "+quoteIdent(f.Name))
+		cols = append(cols, expr+" AS "+sqlquote.Ident(f.Name))
 	}
 	return strings.Join(cols, ", "), nil
 }
@@ -241,11 +242,11 @@ func mappedExpr(t DataType, src string, mapped bool, depth int) (string, error) 
 	case *StructType:
 		fields := make([]string, len(tt.Fields))
 		for i, f := range tt.Fields {
-			inner, err := mappedExpr(f.Type, src+"."+quoteIdent(physicalName(f, true)), true, depth)
+			inner, err := mappedExpr(f.Type, src+"."+sqlquote.Ident(physicalName(f, true)), true, depth)
 			if err != nil {
 				return "", err
 			}
-			fields[i] = quoteIdent(f.Name) + " := " + inner
+			fields[i] = sqlquote.Ident(f.Name) + " := " + inner
 		}
 		return fmt.Sprintf("CASE WHEN %s IS NULL THEN NULL ELSE struct_pack(%s) END", src, strings.Join(fields, ", ")), nil
 	case *ArrayType:
@@ -290,7 +291,7 @@ func (s *Snapshot) emptySQL(schema *StructType) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("column %q: %w", f.Name, err)
 		}
-		cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", typ, quoteIdent(f.Name))
+		cols[i] = fmt.Sprintf("CAST(NULL AS %s) AS %s", typ, sqlquote.Ident(f.Name))
 	}
 	return "SELECT " + strings.Join(cols, ", ") + " WHERE false", nil
 }
@@ -477,14 +478,10 @@ func (s *Snapshot) Scan(ctx context.Context, conn *sql.Conn) (array.RecordReader
 	return rr, nil
 }
 
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 func sqlList(items []string) string {
 	q := make([]string, len(items))
 	for i, s := range items {
-		q[i] = sqlString(s)
+		q[i] = sqlquote.String(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }

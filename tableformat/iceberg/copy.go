@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakesql/lakesql/internal/fsync"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -58,7 +59,7 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 		case ice.UUIDType, ice.FixedType, ice.TimestampNsType, ice.TimestampTzNsType:
 			return nil, fmt.Errorf("%w: column %q of type %s", ErrUnsupported, f.Name, f.Type)
 		}
-		ids = append(ids, fmt.Sprintf("%s: %d", quoteIdent(f.Name), f.ID))
+		ids = append(ids, fmt.Sprintf("%s: %d", sqlquote.Ident(f.Name), f.ID))
 		if f.Required {
 			required = append(required, f.Name)
 		}
@@ -86,7 +87,7 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 		return nil, err
 	}
 	copySQL := fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet, COMPRESSION %s, FIELD_IDS {%s}, FILE_SIZE_BYTES %d, FILENAME_PATTERN 'part-{i}')",
-		query, quoteString(dir), codec, strings.Join(ids, ", "), targetFileSize)
+		query, sqlquote.String(dir), codec, strings.Join(ids, ", "), targetFileSize)
 	if _, err := conn.ExecContext(ctx, copySQL); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("write data files with DuckDB: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/internal/duckarrow"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // DuckDBSelect is the SELECT list that reads the named Iceberg columns out
@@ -32,7 +33,7 @@ func DuckDBSelect(schema *ice.Schema, columns []string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("column %q: %w", c, err)
 		}
-		parts[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", quoteIdent(c), t, quoteIdent(c))
+		parts[i] = fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(c), t, sqlquote.Ident(c))
 	}
 	return strings.Join(parts, ", "), nil
 }

@@ -8,6 +8,8 @@ import (
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // ScanOptions narrow a scan.
@@ -108,8 +110,8 @@ func readColumns(schema *ice.Schema) (string, string, error) {
 		if err != nil {
 			return "", "", fmt.Errorf("column %q: %w", f.Name, err)
 		}
-		sel = append(sel, quoteIdent(f.Name))
-		entries = append(entries, fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", f.ID, quoteString(f.Name), quoteString(t)))
+		sel = append(sel, sqlquote.Ident(f.Name))
+		entries = append(entries, fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", f.ID, sqlquote.String(f.Name), sqlquote.String(t)))
 	}
 	return strings.Join(sel, ", "), "MAP {" + strings.Join(entries, ", ") + "}", nil
 }
@@ -118,7 +120,7 @@ func emptyScan(schema *ice.Schema) string {
 	parts := make([]string, 0, schema.NumFields())
 	for _, f := range schema.Fields() {
 		t, _ := DuckDBType(f.Type)
-		parts = append(parts, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, quoteIdent(f.Name)))
+		parts = append(parts, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, sqlquote.Ident(f.Name)))
 	}
 	return "SELECT " + strings.Join(parts, ", ") + " LIMIT 0"
 }
@@ -331,7 +333,7 @@ func (b *scanBuilder) dataRelation(tasks []table.FileScanTask, withPos, withEq b
 		}
 		extra, args := "", ""
 		if withEq {
-			extra += fmt.Sprintf(", %d::BIGINT AS %s, %s AS %s", g.seq, colSeq, quoteString(g.scope), colScope)
+			extra += fmt.Sprintf(", %d::BIGINT AS %s, %s AS %s", g.seq, colSeq, sqlquote.String(g.scope), colScope)
 		}
 		if withPos {
 			extra += fmt.Sprintf(", filename AS %s, file_row_number AS %s", colFile, colPos)
@@ -353,7 +355,7 @@ func (b *scanBuilder) posRelation(files map[string]bool, tasks []table.FileScanT
 		if err != nil {
 			return "", err
 		}
-		paths = append(paths, quoteString(lp))
+		paths = append(paths, sqlquote.String(lp))
 	}
 	sort.Strings(paths)
 	var mapped []string
@@ -364,7 +366,7 @@ func (b *scanBuilder) posRelation(files map[string]bool, tasks []table.FileScanT
 			if err != nil {
 				return "", err
 			}
-			mapped = append(mapped, fmt.Sprintf("(%s, %s)", quoteString(uri), quoteString(lp)))
+			mapped = append(mapped, fmt.Sprintf("(%s, %s)", sqlquote.String(uri), sqlquote.String(lp)))
 		}
 	}
 	if len(mapped) == 0 {
@@ -389,9 +391,9 @@ func (b *scanBuilder) eqRelation(s *eqSet) (string, string, error) {
 		if err != nil {
 			return "", "", err
 		}
-		q := quoteIdent(f.Name)
+		q := sqlquote.Ident(f.Name)
 		names = append(names, q)
-		entries = append(entries, fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", id, quoteString(f.Name), quoteString(t)))
+		entries = append(entries, fmt.Sprintf("%d: {name: %s, type: %s, default_value: NULL}", id, sqlquote.String(f.Name), sqlquote.String(t)))
 		on = append(on, fmt.Sprintf("e.%s IS NOT DISTINCT FROM d.%s", q, q))
 	}
 	paths := make([]string, 0, len(s.files))
@@ -414,7 +416,7 @@ func (b *scanBuilder) eqRelation(s *eqSet) (string, string, error) {
 			scope = scopeKey(s.files[p])
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s, %d::BIGINT AS %s, %s AS %s FROM read_parquet(%s, schema = MAP {%s})",
-			strings.Join(names, ", "), t, colMax, quoteString(scope), colScope, quoteString(lp), strings.Join(entries, ", ")))
+			strings.Join(names, ", "), t, colMax, sqlquote.String(scope), colScope, sqlquote.String(lp), strings.Join(entries, ", ")))
 	}
 	if len(parts) == 0 {
 		return "", "", nil
@@ -451,7 +453,7 @@ func (b *scanBuilder) localPaths(tasks []table.FileScanTask) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		out[i] = quoteString(lp)
+		out[i] = sqlquote.String(lp)
 	}
 	return "[" + strings.Join(out, ", ") + "]", nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
 // SchemaFromArrow converts the sink's Arrow schema to an Iceberg schema.
@@ -207,7 +209,7 @@ func DuckDBType(t ice.Type) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts[i] = quoteIdent(f.Name) + " " + ft
+			parts[i] = sqlquote.Ident(f.Name) + " " + ft
 		}
 		return "STRUCT(" + strings.Join(parts, ", ") + ")", nil
 	case *ice.ListType:
@@ -229,7 +231,3 @@ func DuckDBType(t ice.Type) (string, error) {
 	}
 	return "", fmt.Errorf("%w: Iceberg type %s cannot be read through DuckDB", ErrUnsupported, t)
 }
-
-func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -14,6 +14,8 @@ import (
 	_ "gocloud.dev/blob/azureblob" // registers azblob://
 	_ "gocloud.dev/blob/gcsblob"   // registers gs://
 	"gocloud.dev/blob/s3blob"
+
+	"github.com/lakesql/lakesql/internal/storageloc"
 )
 
 // requestTimeout bounds one HTTP request. A request that times out may
@@ -23,7 +25,7 @@ const requestTimeout = 30 * time.Second
 
 // openBucket opens the bucket of loc. S3 is configured from opts, then the
 // environment; GCS and Azure from the environment (their URL openers).
-func openBucket(ctx context.Context, loc Location, opts Options) (*blob.Bucket, error) {
+func openBucket(ctx context.Context, loc storageloc.Location, opts Options) (*blob.Bucket, error) {
 	switch loc.Scheme {
 	case "s3":
 		return openS3(ctx, loc, opts)
@@ -39,7 +41,7 @@ func openBucket(ctx context.Context, loc Location, opts Options) (*blob.Bucket, 
 	return nil, fmt.Errorf("open %s: unknown scheme %q", loc, loc.Scheme)
 }
 
-func openS3(ctx context.Context, loc Location, opts Options) (*blob.Bucket, error) {
+func openS3(ctx context.Context, loc storageloc.Location, opts Options) (*blob.Bucket, error) {
 	var load []func(*awsconfig.LoadOptions) error
 	if opts.Region != "" {
 		load = append(load, awsconfig.WithRegion(opts.Region))

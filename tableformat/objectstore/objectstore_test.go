@@ -20,108 +20,13 @@ import (
 
 	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/s3test"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
-// Tests of the pure parts (locations, options, retry policy, breaker) run
+// Tests of the pure parts (options, retry policy, breaker) run
 // without a disk or a server; the Store is tested against versitygw, a
 // real S3 server, which the outage test kills and restarts.
-
-// ---------------------------------------------------------------------------
-// Locations
-
-func TestParseLocation(t *testing.T) {
-	good := []struct {
-		in        string
-		want      Location
-		canonical string
-	}{
-		{"s3://lake/t/orders", Location{"s3", "lake", "t/orders"}, "s3://lake/t/orders"},
-		{"S3://lake/t/orders", Location{"s3", "lake", "t/orders"}, "s3://lake/t/orders"},
-		{"s3://lake//t///orders/", Location{"s3", "lake", "t/orders"}, "s3://lake/t/orders"},
-		{"s3://lake", Location{"s3", "lake", ""}, "s3://lake"},
-		{"s3://lake/", Location{"s3", "lake", ""}, "s3://lake"},
-		{"gs://bucket/a/b", Location{"gs", "bucket", "a/b"}, "gs://bucket/a/b"},
-		{"azblob://container/x", Location{"azblob", "container", "x"}, "azblob://container/x"},
-		{"s3://lake/a.b/..c/d..", Location{"s3", "lake", "a.b/..c/d.."}, "s3://lake/a.b/..c/d.."},
-	}
-	for _, c := range good {
-		got, err := ParseLocation(c.in)
-		if err != nil {
-			t.Errorf("ParseLocation(%q): %v", c.in, err)
-			continue
-		}
-		if got != c.want {
-			t.Errorf("ParseLocation(%q) = %+v, want %+v", c.in, got, c.want)
-		}
-		if got.String() != c.canonical {
-			t.Errorf("ParseLocation(%q).String() = %q, want %q", c.in, got.String(), c.canonical)
-		}
-		// The canonical form parses to itself.
-		again, err := ParseLocation(got.String())
-		if err != nil || again != got {
-			t.Errorf("canonical %q parses to %+v, %v", got.String(), again, err)
-		}
-		if !IsLocation(c.in) {
-			t.Errorf("IsLocation(%q) = false", c.in)
-		}
-	}
-
-	bad := []struct{ in, why string }{
-		{"/tmp/orders", "scheme"},
-		{"orders", "scheme"},
-		{"file:///tmp/orders", "scheme"},
-		{"http://lake/orders", "scheme"},
-		{"s3:/lake/orders", "scheme"},
-		{"s3://", "no bucket"},
-		{"s3:///orders", "no bucket"},
-		{"s3://lake/a/../b", `".."`},
-		{"s3://lake/./a", `"."`},
-		{"s3://lake/a/..", `".."`},
-		{"s3://lake/a?versionId=3", "query"},
-		{"s3://lake/a#frag", "fragment"},
-		{"s3://AKIDEXAMPLE@lake/a", "credentials"},
-	}
-	for _, c := range bad {
-		_, err := ParseLocation(c.in)
-		if err == nil {
-			t.Errorf("ParseLocation(%q) succeeded, want an error about %s", c.in, c.why)
-			continue
-		}
-		if !strings.Contains(err.Error(), c.why) {
-			t.Errorf("ParseLocation(%q) = %v, want it to mention %s", c.in, err, c.why)
-		}
-	}
-	for _, in := range []string{"/tmp/x", "x://y", "s3:/lake", "", "file:///x"} {
-		if IsLocation(in) {
-			t.Errorf("IsLocation(%q) = true", in)
-		}
-	}
-}
-
-// TestParseLocationHidesSecrets: a location with credentials in it is
-// refused, and the refusal does not repeat the secret (errors end up in
-// logs and in SHOW SINK STATUS).
-func TestParseLocationHidesSecrets(t *testing.T) {
-	const secret = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
-	for _, in := range []string{
-		"s3://AKIDEXAMPLE:" + secret + "@lake/orders",
-		"gs://user:" + secret + "@bucket/t",
-		// Bad enough that url.Parse itself fails (whose message quotes
-		// the whole URL).
-		"s3://AKIDEXAMPLE:" + secret + "%zz@lake/orders",
-		"s3://AKIDEXAMPLE:" + secret + "@lake/orders?x=%zz",
-	} {
-		_, err := ParseLocation(in)
-		if err == nil {
-			t.Errorf("ParseLocation(%q) succeeded", in)
-			continue
-		}
-		if strings.Contains(err.Error(), secret) {
-			t.Errorf("ParseLocation error shows the secret: %v", err)
-		}
-	}
-}
 
 // ---------------------------------------------------------------------------
 // Options
@@ -133,17 +38,17 @@ const (
 
 func TestFromProperties(t *testing.T) {
 	props := map[string]string{
-		KeyEndpoint:        "http://127.0.0.1:7070",
-		KeyRegion:          "eu-west-3",
-		KeyPathStyle:       "true",
-		KeyAccessKeyID:     "AKID",
-		KeySecretAccessKey: testSecret,
-		KeySessionToken:    testToken,
-		KeyMaxAttempts:     "7",
-		KeyMaxRetryTime:    "45s",
-		KeyCacheMaxBytes:   "2GB",
-		"path":             "ignored: not a storage option",
-		"delta.appendOnly": "true",
+		storageloc.KeyEndpoint:        "http://127.0.0.1:7070",
+		storageloc.KeyRegion:          "eu-west-3",
+		storageloc.KeyPathStyle:       "true",
+		storageloc.KeyAccessKeyID:     "AKID",
+		storageloc.KeySecretAccessKey: testSecret,
+		storageloc.KeySessionToken:    testToken,
+		storageloc.KeyMaxAttempts:     "7",
+		storageloc.KeyMaxRetryTime:    "45s",
+		storageloc.KeyCacheMaxBytes:   "2GB",
+		"path":                        "ignored: not a storage option",
+		"delta.appendOnly":            "true",
 	}
 	got, err := FromProperties(props)
 	if err != nil {
@@ -161,19 +66,19 @@ func TestFromProperties(t *testing.T) {
 	if o, err := FromProperties(nil); err != nil || !reflect.DeepEqual(o, Options{}) {
 		t.Errorf("FromProperties(nil) = %+v, %v", o, err)
 	}
-	for _, k := range Keys() {
+	for _, k := range storageloc.Keys() {
 		if !strings.HasPrefix(k, "storage.") {
 			t.Errorf("key %q lacks the storage. prefix", k)
 		}
 	}
-	if !sort.StringsAreSorted(Keys()) || len(Keys()) != 9 {
-		t.Errorf("Keys() = %v, want the 9 keys sorted", Keys())
+	if !sort.StringsAreSorted(storageloc.Keys()) || len(storageloc.Keys()) != 9 {
+		t.Errorf("Keys() = %v, want the 9 keys sorted", storageloc.Keys())
 	}
 	for k, secret := range map[string]bool{
-		KeySecretAccessKey: true, KeySessionToken: true,
-		KeyAccessKeyID: false, KeyEndpoint: false, KeyRegion: false,
+		storageloc.KeySecretAccessKey: true, storageloc.KeySessionToken: true,
+		storageloc.KeyAccessKeyID: false, storageloc.KeyEndpoint: false, storageloc.KeyRegion: false,
 	} {
-		if IsSecret(k) != secret {
+		if storageloc.IsSecret(k) != secret {
 			t.Errorf("IsSecret(%q) = %v", k, !secret)
 		}
 	}
@@ -187,26 +92,26 @@ func TestFromPropertiesRefuses(t *testing.T) {
 		{"storage.endpont", "http://x", "unknown storage option"},
 		{"storage.secret_acess_key", testSecret, "unknown storage option"},
 		{"storage.", "x", "unknown storage option"},
-		{KeyEndpoint, "ftp://host", "http or https"},
-		{KeyEndpoint, "127.0.0.1:7070", "http or https"},
-		{KeyEndpoint, "http://", "http or https"},
-		{KeyEndpoint, "http://[::1", "http or https"},
-		{KeyPathStyle, "maybe", KeyPathStyle},
-		{KeyMaxAttempts, "0", "at least 1"},
-		{KeyMaxAttempts, "-3", "at least 1"},
-		{KeyMaxAttempts, "three", KeyMaxAttempts},
-		{KeyMaxRetryTime, "0s", "positive"},
-		{KeyMaxRetryTime, "-5s", "positive"},
-		{KeyMaxRetryTime, "soon", "duration"},
-		{KeyMaxRetryTime, "30", "duration"},
-		{KeyCacheMaxBytes, "lots", "size"},
-		{KeyCacheMaxBytes, "0", "size"},
+		{storageloc.KeyEndpoint, "ftp://host", "http or https"},
+		{storageloc.KeyEndpoint, "127.0.0.1:7070", "http or https"},
+		{storageloc.KeyEndpoint, "http://", "http or https"},
+		{storageloc.KeyEndpoint, "http://[::1", "http or https"},
+		{storageloc.KeyPathStyle, "maybe", storageloc.KeyPathStyle},
+		{storageloc.KeyMaxAttempts, "0", "at least 1"},
+		{storageloc.KeyMaxAttempts, "-3", "at least 1"},
+		{storageloc.KeyMaxAttempts, "three", storageloc.KeyMaxAttempts},
+		{storageloc.KeyMaxRetryTime, "0s", "positive"},
+		{storageloc.KeyMaxRetryTime, "-5s", "positive"},
+		{storageloc.KeyMaxRetryTime, "soon", "duration"},
+		{storageloc.KeyMaxRetryTime, "30", "duration"},
+		{storageloc.KeyCacheMaxBytes, "lots", "size"},
+		{storageloc.KeyCacheMaxBytes, "0", "size"},
 	}
 	for _, c := range cases {
 		// The secrets ride along in every case: whatever goes wrong, they
 		// must not show up.
 		props := map[string]string{
-			KeyAccessKeyID: "AKID", KeySecretAccessKey: testSecret, KeySessionToken: testToken,
+			storageloc.KeyAccessKeyID: "AKID", storageloc.KeySecretAccessKey: testSecret, storageloc.KeySessionToken: testToken,
 			c.key: c.value,
 		}
 		o, err := FromProperties(props)
@@ -223,9 +128,9 @@ func TestFromPropertiesRefuses(t *testing.T) {
 		}
 		assertNoSecret(t, msg)
 
-		cerr := CheckOption(c.key, c.value)
+		cerr := storageloc.CheckOption(c.key, c.value)
 		if cerr == nil {
-			t.Errorf("CheckOption(%s, %q) accepted it", c.key, c.value)
+			t.Errorf("storageloc.CheckOption(%s, %q) accepted it", c.key, c.value)
 			continue
 		}
 		assertNoSecret(t, cerr.Error())
@@ -233,9 +138,9 @@ func TestFromPropertiesRefuses(t *testing.T) {
 
 	// Credentials go in pairs; the complaint names keys, not values.
 	for _, props := range []map[string]string{
-		{KeyAccessKeyID: "AKID"},
-		{KeySecretAccessKey: testSecret},
-		{KeySecretAccessKey: testSecret, KeySessionToken: testToken},
+		{storageloc.KeyAccessKeyID: "AKID"},
+		{storageloc.KeySecretAccessKey: testSecret},
+		{storageloc.KeySecretAccessKey: testSecret, storageloc.KeySessionToken: testToken},
 	} {
 		_, err := FromProperties(props)
 		if err == nil || !strings.Contains(err.Error(), "go together") {
@@ -246,12 +151,12 @@ func TestFromPropertiesRefuses(t *testing.T) {
 	}
 
 	for _, c := range [][2]string{
-		{KeyEndpoint, "https://s3.eu-west-3.amazonaws.com"}, {KeyRegion, "us-east-1"},
-		{KeyPathStyle, "false"}, {KeyAccessKeyID, "AKID"}, {KeySecretAccessKey, testSecret},
-		{KeySessionToken, testToken}, {KeyMaxAttempts, "1"}, {KeyMaxRetryTime, "2m"}, {KeyCacheMaxBytes, "512MiB"},
+		{storageloc.KeyEndpoint, "https://s3.eu-west-3.amazonaws.com"}, {storageloc.KeyRegion, "us-east-1"},
+		{storageloc.KeyPathStyle, "false"}, {storageloc.KeyAccessKeyID, "AKID"}, {storageloc.KeySecretAccessKey, testSecret},
+		{storageloc.KeySessionToken, testToken}, {storageloc.KeyMaxAttempts, "1"}, {storageloc.KeyMaxRetryTime, "2m"}, {storageloc.KeyCacheMaxBytes, "512MiB"},
 	} {
-		if err := CheckOption(c[0], c[1]); err != nil {
-			t.Errorf("CheckOption(%s, %q): %v", c[0], c[1], err)
+		if err := storageloc.CheckOption(c[0], c[1]); err != nil {
+			t.Errorf("storageloc.CheckOption(%s, %q): %v", c[0], c[1], err)
 		}
 	}
 }
@@ -325,53 +230,6 @@ func TestRetryPolicyDefaults(t *testing.T) {
 	set := RetryPolicy{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: 3 * time.Millisecond, MaxTime: time.Second}
 	if set.withDefaults() != set {
 		t.Errorf("set fields changed: %+v", set.withDefaults())
-	}
-}
-
-// TestRetryDelayJitter: each delay is a draw in (0, min(Base·2^attempt,
-// Max)], spread over that range (full jitter), and huge attempt numbers do
-// not overflow the shift.
-func TestRetryDelayJitter(t *testing.T) {
-	p := RetryPolicy{BaseDelay: 10 * time.Millisecond, MaxDelay: 300 * time.Millisecond}.withDefaults()
-	for _, attempt := range []int{0, 1, 2, 4, 5, 10, 29, 30, 31, 62, 63, 64, 1000} {
-		ceiling := p.MaxDelay
-		if attempt < 30 {
-			ceiling = min(p.BaseDelay<<attempt, p.MaxDelay)
-		}
-		const draws = 2000
-		distinct := map[time.Duration]bool{}
-		low := 0
-		for range draws {
-			d := p.delay(attempt)
-			if d <= 0 || d > ceiling {
-				t.Fatalf("delay(%d) = %v, want in (0, %v]", attempt, d, ceiling)
-			}
-			distinct[d] = true
-			if d < ceiling/2 {
-				low++
-			}
-		}
-		// A fixed delay, or one drawn only near the ceiling, would make
-		// writers that failed together retry together. (Each assertion
-		// fails by chance with probability below 2^-1000.)
-		if len(distinct) < 2 || low == 0 || low == draws {
-			t.Errorf("delay(%d): %d distinct values, %d of %d below half the ceiling: not jittered", attempt, len(distinct), low, draws)
-		}
-	}
-}
-
-// TestRetryDelayLongBase: a long base delay must not overflow the
-// exponential (Base<<attempt wraps around past 2^63ns, and a bound that is
-// not positive makes rand.Int64N panic).
-func TestRetryDelayLongBase(t *testing.T) {
-	p := RetryPolicy{BaseDelay: time.Hour, MaxDelay: 3 * time.Hour}.withDefaults()
-	for attempt := range 40 {
-		for range 50 {
-			d := p.delay(attempt)
-			if d <= 0 || d > p.MaxDelay {
-				t.Fatalf("delay(%d) = %v, want in (0, %v]", attempt, d, p.MaxDelay)
-			}
-		}
 	}
 }
 

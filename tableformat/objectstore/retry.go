@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"gocloud.dev/gcerrors"
+
+	"github.com/lakesql/lakesql/internal/backoff"
 )
 
 // RetryPolicy bounds the retries of one storage call: exponential backoff
@@ -33,20 +34,6 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.MaxTime = 30 * time.Second
 	}
 	return p
-}
-
-// delay is the wait before try number attempt+1: a uniform draw below
-// BaseDelay·2^attempt, capped at MaxDelay. Full jitter spreads writers
-// that failed together, so they do not retry together.
-func (p RetryPolicy) delay(attempt int) time.Duration {
-	// min(BaseDelay<<attempt, MaxDelay), compared before shifting: the
-	// shift itself can overflow (an hour shifted 22 times does) into a
-	// bound that is not positive, on which rand.Int64N panics.
-	d := p.MaxDelay
-	if p.BaseDelay <= p.MaxDelay>>attempt {
-		d = p.BaseDelay << attempt
-	}
-	return time.Duration(rand.Int64N(int64(d)) + 1)
 }
 
 // retryable tells whether a failed call may succeed when tried again.
@@ -77,16 +64,14 @@ func (p RetryPolicy) do(ctx context.Context, b *Breaker, op string, call func(co
 		if err == nil || !retryable(err) {
 			return err
 		}
-		wait := p.delay(attempt)
+		// Full jitter spreads writers that failed together, so they do
+		// not retry together.
+		wait := backoff.Full(p.BaseDelay, p.MaxDelay, attempt)
 		if attempt+1 >= p.MaxAttempts || time.Now().Add(wait).After(deadline) {
 			return fmt.Errorf("%s: gave up after %d attempts: %w", op, attempt+1, err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%s: %w (last error: %v)", op, ctx.Err(), err)
-		case <-t.C:
+		if werr := backoff.Sleep(ctx, wait); werr != nil {
+			return fmt.Errorf("%s: %w (last error: %v)", op, werr, err)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"gocloud.dev/gcerrors"
 
 	"github.com/lakesql/lakesql/internal/fsync"
+	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
@@ -26,7 +27,7 @@ var _ delta.Storage = (*Store)(nil)
 // Store keeps one table (a prefix of a bucket) and implements
 // delta.Storage. It is safe for concurrent use.
 type Store struct {
-	loc     Location
+	loc     storageloc.Location
 	bucket  *blob.Bucket
 	retry   RetryPolicy
 	breaker *Breaker
@@ -40,7 +41,7 @@ type Store struct {
 // Open opens the table at location (scheme://bucket/prefix). Nothing is
 // read: a store that cannot be reached fails on first use.
 func Open(ctx context.Context, location string, opts Options) (*Store, error) {
-	loc, err := ParseLocation(location)
+	loc, err := storageloc.ParseLocation(location)
 	if err != nil {
 		return nil, err
 	}
@@ -54,14 +55,14 @@ func Open(ctx context.Context, location string, opts Options) (*Store, error) {
 // OpenBucket wraps an open bucket, for tests that inject faults below the
 // store. The store does not own b: Close leaves it open.
 func OpenBucket(location string, b *blob.Bucket, opts Options) (*Store, error) {
-	loc, err := ParseLocation(location)
+	loc, err := storageloc.ParseLocation(location)
 	if err != nil {
 		return nil, err
 	}
 	return newStore(loc, b, opts), nil
 }
 
-func newStore(loc Location, b *blob.Bucket, opts Options) *Store {
+func newStore(loc storageloc.Location, b *blob.Bucket, opts Options) *Store {
 	dir := opts.CacheDir
 	if dir == "" {
 		dir = os.TempDir()
