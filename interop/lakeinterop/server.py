@@ -2,7 +2,6 @@
 import os
 import re
 import subprocess
-import time
 
 import pymysql
 
@@ -36,24 +35,16 @@ class Server:
             [paths.LAKESQL, "serve", "--listen", "127.0.0.1:0", "--data", self.data,
              "--root-password", PASSWORD] + self.extra,
             stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=self.env)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("lakesql serve exited with %s: %s" % (self.proc.returncode, self.stderr()[-2000:]))
-            with open(os.path.join(self.dir, "server.out")) as f:
-                m = re.search(r"^lakesql serving on 127\.0\.0\.1:(\d+)", f.read(), re.M)
-            if m:
-                self.port = int(m.group(1))
-                return self
-            time.sleep(0.1)
-        raise RuntimeError("lakesql serve did not start in %ss" % timeout)
+        # The serving line names the port the kernel picked.
+        def port():
+            m = re.search(r"^lakesql serving on 127\.0\.0\.1:(\d+)", procs.tail(out.name, None), re.M)
+            return m and int(m.group(1))
+        self.port = procs.wait_ready(self.proc, "lakesql serve", port, timeout, err.name)
+        return self
 
     def stderr(self):
-        try:
-            with open(os.path.join(self.dir, "server.err")) as f:
-                return f.read()
-        except OSError:
-            return ""
+        """What the server wrote to its stderr so far."""
+        return procs.tail(os.path.join(self.dir, "server.err"), None)
 
     def connect(self, database="lakesql", autocommit=True):
         """A new PyMySQL connection; the caller closes it."""

@@ -6,7 +6,6 @@ which lets engines without S3 jars (Spark here) read a table as a local path.
 """
 import os
 import subprocess
-import time
 import urllib.error
 import urllib.request
 
@@ -63,19 +62,16 @@ class Versitygw:
             [paths.VERSITYGW, "--port", "127.0.0.1:%d" % port, "--access", ACCESS_KEY,
              "--secret", SECRET_KEY, "--region", REGION, "--keep-alive", "posix"] + args + [self.data],
             cwd=self.dir, stdout=log, stderr=log, stdin=subprocess.DEVNULL, env=env)
-        deadline = time.time() + 30
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError("versitygw exited with %s (see %s/versitygw.log)" % (self.proc.returncode, self.dir))
+
+        def answers():
             try:
                 urllib.request.urlopen(self.endpoint + "/", timeout=1).close()
-                break
+                return True
             except urllib.error.HTTPError:
-                break  # any answer (403 unsigned) means it serves
+                return True  # any answer (403 unsigned) means it serves
             except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("versitygw did not answer on %s" % self.endpoint)
-                time.sleep(0.05)
+                return False
+        procs.wait_ready(self.proc, "versitygw on " + self.endpoint, answers, 30, log.name, interval=0.05)
         from pyarrow import fs
         s3 = fs.S3FileSystem(access_key=ACCESS_KEY, secret_key=SECRET_KEY, region=REGION,
                              endpoint_override=self.endpoint, scheme="http",

@@ -90,25 +90,16 @@ class RESTFixture:
         out = open(os.path.join(self.dir, "server.log"), "w")
         self.proc = subprocess.Popen(["java", "-Xmx384m", "-cp", cp, MAIN], env=env, stdout=out,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.time() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited with %s: %s" % (MAIN, self.proc.returncode, self.log()[-2000:]))
+
+        def answers():
             try:
                 with urllib.request.urlopen(self.uri + "/v1/config", timeout=2) as r:
                     json.load(r)
-                return self
+                return True
             except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("%s did not answer in %ss: %s" % (MAIN, timeout, self.log()[-2000:]))
-                time.sleep(0.3)
-
-    def log(self):
-        try:
-            with open(os.path.join(self.dir, "server.log")) as f:
-                return f.read()
-        except OSError:
-            return ""
+                return False
+        procs.wait_ready(self.proc, MAIN, answers, timeout, out.name, interval=0.3)
+        return self
 
     def stop(self):
         procs.stop(self.proc, timeout=20)

@@ -13,7 +13,6 @@ import pwd
 import signal
 import subprocess
 import threading
-import time
 
 from .. import compare, paths, procs, server
 
@@ -66,24 +65,15 @@ class Postgres:
                            "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=100"],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         import psycopg2
-        deadline = time.time() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError("postgres exited with %s: %s" % (self.proc.returncode, self.log()[-2000:]))
+
+        def serving():
             try:
                 psycopg2.connect(host="127.0.0.1", port=self.port, user=self.user, dbname="postgres").close()
-                return self
+                return True
             except psycopg2.OperationalError:
-                if time.time() > deadline:
-                    raise RuntimeError("postgres did not start in %ss: %s" % (timeout, self.log()[-2000:]))
-                time.sleep(0.2)
-
-    def log(self):
-        try:
-            with open(os.path.join(self.dir, "postgres.log")) as f:
-                return f.read()
-        except OSError:
-            return ""
+                return False
+        procs.wait_ready(self.proc, "postgres", serving, timeout, out.name, interval=0.2)
+        return self
 
     def url(self, scheme="postgres"):
         """The database's URL (lib/pq: postgres://, SQLAlchemy: postgresql+psycopg2://)."""
