@@ -81,9 +81,7 @@ func CheckWritable(p Protocol, schema *StructType) error {
 				strings.Join(legacyWriterFeatures[:p.MinWriterVersion-2], ", "))
 		}
 		if p.MinWriterVersion == 2 {
-			if col := invariantColumn(schema, ""); col != "" {
-				return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
-			}
+			return refuseInvariants(schema)
 		}
 		return nil
 	}
@@ -94,10 +92,20 @@ func CheckWritable(p Protocol, schema *StructType) error {
 			return unsupported("writer feature %q", f)
 		}
 		if f == "invariants" {
-			if col := invariantColumn(schema, ""); col != "" {
-				return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
+			if err := refuseInvariants(schema); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// refuseInvariants refuses a schema whose columns carry invariants, where
+// the protocol has them on (writer 2, or a writer 7 table listing the
+// feature): we do not evaluate them.
+func refuseInvariants(schema *StructType) error {
+	if col := invariantColumn(schema, ""); col != "" {
+		return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
 	}
 	return nil
 }
