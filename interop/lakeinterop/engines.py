@@ -19,9 +19,13 @@ def spark_delta(path, version=None, columns=None, arrow=False):
         df = df.select(*columns)
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     if arrow:
-        tbl = df.toArrow()
-        return types, list(zip(*[c.to_pylist() for c in tbl.columns])) if tbl.num_columns else []
+        return types, arrow_rows(df.toArrow())
     return types, [tuple(x) for x in df.collect()]
+
+
+def arrow_rows(tbl, names=None):
+    """The rows of an Arrow table as tuples, of the columns names (all by default)."""
+    return list(zip(*[tbl.column(n).to_pylist() for n in (names or tbl.column_names)]))
 
 
 def spark_sql(sql):

@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 
-from .. import compare, paths
+from .. import compare, engines, paths
 from .. import spark as sparkmod
 from ..server import Server
 from . import ours_iceberg_tables as tables
@@ -117,7 +117,7 @@ def _pyiceberg(ledger, cat, t):
             ledger.wrong(t.name, eng, what + ": pyiceberg read a snapshot with equality deletes; compare it now")
             continue
         arrow = tbl.scan(snapshot_id=c.snapshot_id, selected_fields=tuple(t.cols)).to_arrow()
-        rows = list(zip(*[arrow.column(n).to_pylist() for n in t.cols])) if arrow.num_rows else []
+        rows = engines.arrow_rows(arrow, t.cols)
         ledger.rows(t.name, eng, c.rows, rows, t.canon_types(), what=what)
     if t.filters:
         # pyiceberg prunes files by their partition values: a wrong value loses rows.
@@ -128,7 +128,7 @@ def _pyiceberg(ledger, cat, t):
                 lit = val.isoformat() if isinstance(val, datetime.date) else val
                 expr = IsNull(col) if val is None else EqualTo(col, lit)
                 arrow = tbl.scan(row_filter=expr, selected_fields=tuple(t.cols)).to_arrow()
-                rows = list(zip(*[arrow.column(n).to_pylist() for n in t.cols])) if arrow.num_rows else []
+                rows = engines.arrow_rows(arrow, t.cols)
                 dd = compare.diff_rows(want, rows, t.canon_types())
                 if dd:
                     bad.append("%s = %r: %s" % (col, val, dd))

@@ -204,7 +204,7 @@ def sql_checks(ledger, rest, run_dir):
                     ptypes = {f.name: compare.iceberg_type(f.field_type) for f in tbl.schema().fields}
                     d = compare.diff_types(types, ptypes)
                     arrow = tbl.scan(selected_fields=tuple(cols)).to_arrow()
-                    prow = list(zip(*[arrow.column(c).to_pylist() for c in cols])) if arrow.num_rows else []
+                    prow = engines.arrow_rows(arrow, cols)
                     if d:
                         ledger.wrong(ident, "pyiceberg", "types: " + d)
                     else:
@@ -260,7 +260,7 @@ def foreign_writes(ledger, rest, run_dir):
                 with ledger.guard(ident + " after spark", "pyiceberg"):
                     from pyiceberg.catalog.rest import RestCatalog
                     arrow = RestCatalog("rest", uri=rest.uri).load_table(ident).scan(selected_fields=("id", "v", "n")).to_arrow()
-                    prow = list(zip(*[arrow.column(c).to_pylist() for c in ("id", "v", "n")]))
+                    prow = engines.arrow_rows(arrow, ("id", "v", "n"))
                     ledger.rows(ident + " after spark", "pyiceberg", got, prow, ["bigint", "string", "int"])
 
 

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 
-from .. import compare, paths, procs, server
+from .. import compare, engines, paths, procs, server
 
 PG_BIN = os.environ.get("LAKESQL_INTEROP_PG_BIN", "/usr/lib/postgresql/15/bin")
 WRITERS = 4
@@ -154,7 +154,7 @@ def check_table(ledger, table_label, tbl, lakesql_rows, want_pairs, want_types=T
     with ledger.guard(table_label, "pyiceberg"):
         arrow = tbl.scan().to_arrow()
         names = [f.name for f in tbl.schema().fields]
-        got = list(zip(*[arrow.column(n).to_pylist() for n in names])) if arrow.num_rows else []
+        got = engines.arrow_rows(arrow, names)
         types = {f.name: compare.iceberg_type(f.field_type) for f in tbl.schema().fields}
         d = compare.diff_types(want_types, types)
         if d:
