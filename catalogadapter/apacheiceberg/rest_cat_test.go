@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"os"
-	"slices"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
 
-	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -59,41 +57,7 @@ func restLake(t testing.TB) lake {
 // changelog deletes land as one row delta per epoch (the REST server
 // commits iceberg-go's requirements and updates), and iceberg-go's scan
 // and DuckDB's read agree after each epoch.
-func TestRESTSinkUpsertRowDelta(t *testing.T) {
-	l := restLake(t)
-	p := l.provider(t)
-	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
-	s := openSink(t, cfg)
-	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "us"}))
-	epoch(t, s, 2, batch(t,
-		row{Op: "U", ID: 2, Amount: 20, Region: "eu"},
-		row{Op: "D", ID: 3},
-		row{Op: "I", ID: 4, Amount: 4, Region: "us"},
-		row{Op: "U", ID: 4, Amount: 40, Region: "us"}))
-	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
-		t.Fatalf("iceberg-go reads %q, want %q", got, want)
-	}
-	if got := duckRows(t, p); !slices.Equal(got, want) {
-		t.Fatalf("ScanSQL reads %q, want %q", got, want)
-	}
-	snaps := l.snapshots(t, ordersID)
-	if len(snaps) != 2 {
-		t.Fatalf("%d snapshots, want 2", len(snaps))
-	}
-	if last := snaps[1].Summary; last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
-		t.Fatalf("epoch 2 is not a row delta: %v %v", last.Operation, last.Properties)
-	}
-	epoch(t, s, 3, batch(t, row{ID: 3, Amount: 33, Region: "eu"}))
-	want = rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 3, Amount: 33, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := duckRows(t, p); !slices.Equal(got, want) {
-		t.Fatalf("ScanSQL reads %q, want %q", got, want)
-	}
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
-		t.Fatalf("iceberg-go reads %q, want %q", got, want)
-	}
-}
+func TestRESTSinkUpsertRowDelta(t *testing.T) { sinkUpsertRowDelta(t, restLake(t)) }
 
 // TestManyProcessesAppendREST is TestManyProcessesAppend with the catalog
 // behind REST: 4 processes race their commits through the server.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/lakesql/lakesql/internal/s3test"
-	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -18,44 +17,7 @@ import (
 func TestS3SinkUpsertRowDelta(t *testing.T) {
 	srv := s3test.Start(t)
 	l := s3Lake(t, srv)
-	p := l.provider(t)
-	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
-	s := openSink(t, cfg)
-	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "us"}))
-	files := l.storedFiles(t, ordersID)
-	epoch(t, s, 2, batch(t,
-		row{Op: "U", ID: 2, Amount: 20, Region: "eu"},
-		row{Op: "D", ID: 3},
-		row{Op: "I", ID: 4, Amount: 4, Region: "us"},
-		row{Op: "U", ID: 4, Amount: 40, Region: "us"}))
-	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
-		t.Fatalf("iceberg-go reads %q, want %q", got, want)
-	}
-	if got := duckRows(t, p); !slices.Equal(got, want) {
-		t.Fatalf("ScanSQL reads %q, want %q", got, want)
-	}
-	snaps := l.snapshots(t, ordersID)
-	last := snaps[len(snaps)-1].Summary
-	if last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
-		t.Fatalf("epoch 2 is not a row delta: %v %v", last.Operation, last.Properties)
-	}
-	now := l.storedFiles(t, ordersID)
-	for _, f := range files {
-		if !slices.Contains(now, f) {
-			t.Fatalf("file %s of epoch 1 was rewritten", f)
-		}
-	}
-	// A later epoch re-inserts a deleted key: the old delete must not hide it.
-	epoch(t, s, 3, batch(t, row{ID: 3, Amount: 33, Region: "eu"}))
-	want = rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 3, Amount: 33, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := duckRows(t, p); !slices.Equal(got, want) {
-		t.Fatalf("ScanSQL reads %q, want %q", got, want)
-	}
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
-		t.Fatalf("iceberg-go reads %q, want %q", got, want)
-	}
+	_, want := sinkUpsertRowDelta(t, l)
 	// A reader with an empty cache downloads data and delete files alike.
 	cat2, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: l.dir, CacheDir: t.TempDir(), Properties: l.props})
 	if err != nil {

@@ -142,45 +142,53 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 // TestSinkUpsertRowDelta: upserts and changelog deletes land as one row
 // delta per epoch (equality deletes plus rows, no file rewritten), and
 // both readers agree.
-func TestSinkUpsertRowDelta(t *testing.T) {
-	dir := t.TempDir()
-	p := openProvider(t, dir)
+func TestSinkUpsertRowDelta(t *testing.T) { sinkUpsertRowDelta(t, localLake(t)) }
+
+// sinkUpsertRowDelta runs TestSinkUpsertRowDelta's epochs on lake l and
+// returns the provider and the rows the table then holds: epoch 2 is one
+// row delta that rewrites none of epoch 1's files, and a later epoch that
+// re-inserts a deleted key is not hidden by the old delete.
+func sinkUpsertRowDelta(t *testing.T, l lake) (*Provider, []string) {
+	p := l.provider(t)
 	cfg := sinkConfig(t, p, "orders")
 	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
 	s := openSink(t, cfg)
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "us"}))
-	files := parquetFiles(t, dir)
+	files := l.storedFiles(t, ordersID)
 	epoch(t, s, 2, batch(t,
 		row{Op: "U", ID: 2, Amount: 20, Region: "eu"},
 		row{Op: "D", ID: 3},
 		row{Op: "I", ID: 4, Amount: 4, Region: "us"},
 		row{Op: "U", ID: 4, Amount: 40, Region: "us"}))
 	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
 	if got := duckRows(t, p); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	snaps := snapshots(t, dir, ordersID)
-	last := snaps[len(snaps)-1].Summary
-	if last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
+	snaps := l.snapshots(t, ordersID)
+	if len(snaps) != 2 {
+		t.Fatalf("%d snapshots, want 2", len(snaps))
+	}
+	if last := snaps[1].Summary; last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
 		t.Fatalf("epoch 2 is not a row delta: %v %v", last.Operation, last.Properties)
 	}
+	now := l.storedFiles(t, ordersID)
 	for _, f := range files {
-		if !slices.Contains(parquetFiles(t, dir), f) {
+		if !slices.Contains(now, f) {
 			t.Fatalf("file %s of epoch 1 was rewritten", f)
 		}
 	}
-	// A later epoch re-inserts a deleted key: the old delete must not hide it.
 	epoch(t, s, 3, batch(t, row{ID: 3, Amount: 33, Region: "eu"}))
 	want = rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 3, Amount: 33, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
 	if got := duckRows(t, p); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	if got := icebergRows(t, dir); !slices.Equal(got, want) {
+	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
+	return p, want
 }
 
 // openCopyOnWriteTable creates the orders table partitioned by region, a
