@@ -35,6 +35,9 @@
 //	                storage.max_retry_time. Secrets are never shown in
 //	                errors; the environment (AWS_ACCESS_KEY_ID, ...) is
 //	                an alternative to credentials in the DSN
+//	lock_wait_timeout how long a transaction waits for a sink another
+//	                transaction writes to, a Go duration such as 10s;
+//	                the default is planner.DefaultLockWaitTimeout
 //
 // An unknown option is an error. The data directory is created if missing.
 //
@@ -42,7 +45,8 @@
 //
 // One engine is opened per data directory per process, shared by every
 // *sql.DB whose DSN names that directory (opening the same directory with
-// other allowed_roots, table_root or storage options is refused), and
+// other allowed_roots, table_root, storage or lock_wait_timeout options is
+// refused), and
 // closed when the last *sql.DB using it is closed and its last connection
 // is gone. Each connection is one lakesql session.
 //
@@ -95,6 +99,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dolthub/vitess/go/mysql"
 
@@ -157,11 +162,13 @@ type Config struct {
 	// Storage holds the storage.* options (keys in full). It may hold
 	// secrets.
 	Storage map[string]string
+	// LockWaitTimeout is planner.Options.LockWaitTimeout: 0 is its default.
+	LockWaitTimeout time.Duration
 }
 
 // knownOptions is what the error for an unknown DSN option lists.
 func knownOptions() string {
-	return "allowed_roots, table_root, " + strings.Join(storageloc.Keys(), ", ")
+	return "allowed_roots, table_root, " + strings.Join(storageloc.Keys(), ", ") + ", lock_wait_timeout"
 }
 
 // ParseDSN parses "DIR[?allowed_roots=A,B&table_root=LOC&storage.KEY=VALUE...]".
@@ -204,6 +211,12 @@ func ParseDSN(dsn string) (Config, error) {
 			if cfg.TableRoot, err = canonicalRoot(strings.TrimSpace(vs[0])); err != nil {
 				return Config{}, fmt.Errorf("lakesql driver: table_root: %w", err)
 			}
+		case k == "lock_wait_timeout":
+			d, err := time.ParseDuration(strings.TrimSpace(vs[0]))
+			if len(vs) != 1 || err != nil || d <= 0 {
+				return Config{}, errors.New("lakesql driver: lock_wait_timeout takes one positive duration, such as 10s")
+			}
+			cfg.LockWaitTimeout = d
 		case strings.HasPrefix(k, "storage."):
 			if len(vs) != 1 {
 				return Config{}, fmt.Errorf("lakesql driver: DSN option %s given %d times", k, len(vs))
@@ -247,6 +260,7 @@ type shared struct {
 	roots     []string // sorted
 	tableRoot string
 	storage   map[string]string
+	lockWait  time.Duration
 	refs      int
 }
 
@@ -263,7 +277,7 @@ func acquire(ctx context.Context, cfg Config) (*planner.Engine, error) {
 	roots := slices.Clone(cfg.AllowedRoots)
 	slices.Sort(roots)
 	if sh, ok := engines[cfg.DataDir]; ok {
-		if diff := sh.differences(roots, cfg.TableRoot, cfg.Storage); diff != "" {
+		if diff := sh.differences(roots, cfg.TableRoot, cfg.Storage, cfg.LockWaitTimeout); diff != "" {
 			return nil, fmt.Errorf("lakesql driver: data directory %s is already open in this process with other options: %s",
 				cfg.DataDir, diff)
 		}
@@ -272,25 +286,29 @@ func acquire(ctx context.Context, cfg Config) (*planner.Engine, error) {
 	}
 	e, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
+		LockWaitTimeout: cfg.LockWaitTimeout,
 	})
 	if err != nil {
 		return nil, wrapErr(err)
 	}
 	engines[cfg.DataDir] = &shared{engine: e, roots: roots, tableRoot: cfg.TableRoot,
-		storage: maps.Clone(cfg.Storage), refs: 1}
+		storage: maps.Clone(cfg.Storage), lockWait: cfg.LockWaitTimeout, refs: 1}
 	return e, nil
 }
 
 // differences describes how a DSN's options differ from those the engine
 // was opened with, "" when they are the same. Storage options are named,
 // their values never shown (some are secrets).
-func (sh *shared) differences(roots []string, tableRoot string, storage map[string]string) string {
+func (sh *shared) differences(roots []string, tableRoot string, storage map[string]string, lockWait time.Duration) string {
 	var diffs []string
 	if !slices.Equal(sh.roots, roots) {
 		diffs = append(diffs, fmt.Sprintf("allowed_roots %v, not %v", sh.roots, roots))
 	}
 	if sh.tableRoot != tableRoot {
 		diffs = append(diffs, fmt.Sprintf("table_root %q, not %q", sh.tableRoot, tableRoot))
+	}
+	if sh.lockWait != lockWait {
+		diffs = append(diffs, fmt.Sprintf("lock_wait_timeout %v, not %v", sh.lockWait, lockWait))
 	}
 	var keys []string
 	for k := range storage {

@@ -69,6 +69,9 @@ type Options struct {
 	// loading, creating and committing a table). 0 is
 	// DefaultCatalogTimeout, negative none.
 	CatalogTimeout time.Duration
+	// LockWaitTimeout bounds how long a transaction waits for a sink that
+	// another transaction writes to. 0 is DefaultLockWaitTimeout.
+	LockWaitTimeout time.Duration
 }
 
 // DefaultCatalogTimeout bounds each Iceberg catalog call when
@@ -176,6 +179,9 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		}
 	}
 	opts.AllowedRoots = roots
+	if opts.LockWaitTimeout == 0 {
+		opts.LockWaitTimeout = DefaultLockWaitTimeout
+	}
 
 	records, err := loadRegistry(dir)
 	if err != nil {
@@ -321,25 +327,26 @@ func (h *sinkHandle) close() error {
 	return err
 }
 
-// LockWaitTimeout bounds how long a transaction waits for a sink that
-// another transaction writes to (MySQL's innodb_lock_wait_timeout default).
-var LockWaitTimeout = 50 * time.Second
+// DefaultLockWaitTimeout is Options.LockWaitTimeout when 0: MySQL's
+// innodb_lock_wait_timeout default.
+const DefaultLockWaitTimeout = 50 * time.Second
 
 // acquire makes the caller the sink's only writer until release. It waits
-// for the transaction that holds the sink, at most LockWaitTimeout.
+// for the transaction that holds the sink, at most Options.LockWaitTimeout.
 func (h *sinkHandle) acquire(ctx context.Context) error {
 	select {
 	case h.lock <- struct{}{}:
 		return nil
 	default:
 	}
-	timer := time.NewTimer(LockWaitTimeout)
+	wait := h.engine.opts.LockWaitTimeout
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case h.lock <- struct{}{}:
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("%w: sink %s (waited %v)", errSinkBusy, h.rec.Name, LockWaitTimeout)
+		return fmt.Errorf("%w: sink %s (waited %v)", errSinkBusy, h.rec.Name, wait)
 	case <-ctx.Done():
 		// A caller's deadline is a lock wait that timed out (1205); a
 		// cancellation (KILL QUERY, a closed connection) interrupts

@@ -65,6 +65,9 @@ type Options struct {
 	// reach it. Empty: the file's data directory.
 	TableRoot string
 	Storage   map[string]string
+	// LockWaitTimeout (embedded only) bounds how long a transaction waits
+	// for a sink another transaction writes to: 0 is the engine's default.
+	LockWaitTimeout time.Duration
 	// TestDirRoot, when set, holds the files' __TEST_DIR__ folders
 	// (FOLDER/tmp, FOLDER of the file's own) instead of TempDir; an
 	// object storage location puts them there. Against a server, the
@@ -266,7 +269,7 @@ func (f *fileRun) run(ctx context.Context) {
 			tableRoot = under(f.r.opts.TableRoot, own, "tables")
 		}
 		if dataDir, err = filepath.Abs(dataDir); err == nil {
-			f.tgt, err = openTarget(lakedriver.DriverName, embeddedDSN(dataDir, f.testDir, tableRoot, f.r.opts.Storage))
+			f.tgt, err = openTarget(lakedriver.DriverName, embeddedDSN(dataDir, f.testDir, tableRoot, f.r.opts.Storage, f.r.opts.LockWaitTimeout))
 		}
 	}
 	if err != nil {

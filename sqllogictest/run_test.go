@@ -58,6 +58,7 @@ type serverOptions struct {
 	tableRoot string
 	storage   map[string]string
 	roots     []string
+	lockWait  time.Duration
 }
 
 func startServer(t *testing.T) *testServer {
@@ -87,7 +88,7 @@ func (ts *testServer) start() error {
 	srv, err := wire.New(context.Background(), wire.Config{
 		Listener: l, DataDir: ts.dataDir, RootPassword: password,
 		AllowedRoots: append([]string{ts.dataDir, ts.tempRoot}, ts.opts.roots...),
-		TableRoot:    ts.opts.tableRoot, Storage: ts.opts.storage,
+		TableRoot:    ts.opts.tableRoot, Storage: ts.opts.storage, LockWaitTimeout: ts.opts.lockWait,
 	})
 	if err != nil {
 		l.Close()

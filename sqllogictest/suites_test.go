@@ -34,7 +34,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lakesql/lakesql/internal/s3test"
-	"github.com/lakesql/lakesql/planner"
 )
 
 // lake is the versitygw server the server-s3 mode shares; each file keeps
@@ -44,10 +43,13 @@ var lake *s3test.Server
 func TestMain(m *testing.M) { os.Exit(s3test.RunMain(m, &lake)) }
 
 // shortLockWait is the capability lock_wait.slt requires: the test
-// shortens planner.LockWaitTimeout (50 s by default), so that a statement
+// shortens the lock wait timeout (50 s by default) to lockWait, so that a statement
 // that waits for another transaction's sink fails with 1205 soon. Only the
 // outcome (1205) is checked, never the time.
 const shortLockWait = "short-lock-wait"
+
+// lockWait is the lock wait timeout of the suites' engines and servers.
+const lockWait = time.Second
 
 // suitesDir holds the suites; lakesql test sqllogictest/suites runs the
 // same files.
@@ -66,20 +68,17 @@ func suiteFiles(t *testing.T) []string {
 
 func TestSuites(t *testing.T) {
 	files := suiteFiles(t)
-	// Set before any session exists, restored after every subtest ended.
-	saved := planner.LockWaitTimeout
-	planner.LockWaitTimeout = time.Second
-	t.Cleanup(func() { planner.LockWaitTimeout = saved })
 	caps := []string{shortLockWait}
 	modes := []struct {
 		name string
 		run  func(t *testing.T, file string, out *bytes.Buffer) Summary
 	}{
 		{"embedded", func(t *testing.T, file string, out *bytes.Buffer) Summary {
-			return New(Options{TempDir: t.TempDir(), Out: out, Capabilities: caps}).RunFile(context.Background(), file)
+			return New(Options{TempDir: t.TempDir(), Out: out, Capabilities: caps, LockWaitTimeout: lockWait}).
+				RunFile(context.Background(), file)
 		}},
 		{"server", func(t *testing.T, file string, out *bytes.Buffer) Summary {
-			ts := startServer(t)
+			ts := startServerWith(t, serverOptions{lockWait: lockWait})
 			return New(Options{DSN: ts.dsn(), TempDir: ts.tempRoot, Out: out, Restart: ts.restart, Capabilities: caps}).
 				RunFile(context.Background(), file)
 		}},
@@ -89,6 +88,7 @@ func TestSuites(t *testing.T) {
 				tableRoot: lake.URL(prefix + "/tables"),
 				storage:   lake.Options(),
 				roots:     []string{lake.URL(prefix)},
+				lockWait:  lockWait,
 			})
 			sum := New(Options{DSN: ts.dsn(), TempDir: ts.tempRoot, Out: out, Restart: ts.restart, Capabilities: caps,
 				Labels: []string{LabelObjectStorage}, TestDirRoot: lake.URL(prefix)}).

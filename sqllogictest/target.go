@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/go-sql-driver/mysql" // registers "mysql", for servers
 
@@ -25,8 +26,11 @@ type target struct {
 // embeddedDSN opens the lakesql driver on dataDir, with sink locations
 // allowed under the data directory, the file's __TEST_DIR__ and its table
 // root, if it has one (else relative locations go to the data directory).
-func embeddedDSN(dataDir, testDir, tableRoot string, storage map[string]string) string {
+func embeddedDSN(dataDir, testDir, tableRoot string, storage map[string]string, lockWait time.Duration) string {
 	v := url.Values{"allowed_roots": {dataDir, testDir}}
+	if lockWait != 0 {
+		v.Set("lock_wait_timeout", lockWait.String())
+	}
 	if tableRoot != "" {
 		v.Add("allowed_roots", tableRoot)
 		v.Set("table_root", tableRoot)

@@ -516,7 +516,7 @@ func runScenario(t *testing.T, p scenarioPath) []logEntry {
 		t.Fatalf("kill the client: %v", err)
 	}
 	// Over the wire this waits until the server has rolled the killed
-	// connection's transaction back (at most planner.LockWaitTimeout).
+	// connection's transaction back (at most planner.DefaultLockWaitTimeout).
 	sc.exec(s2, "INSERT INTO orders VALUES (22, 22.5, 'us')", 1)
 	want.set(22, "22.5", "us")
 	v = sc.versions("orders", v+1, "after the killed client and one more INSERT")

@@ -91,6 +91,8 @@ type Config struct {
 	MaxOpenSinks    int
 	SinkIdleTimeout time.Duration
 	CatalogTimeout  time.Duration
+	// LockWaitTimeout is the planner's (planner.Options): 0 takes its default.
+	LockWaitTimeout time.Duration
 }
 
 // The defaults of Config's connection settings: MySQL's defaults for
@@ -212,7 +214,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	eng, err := planner.Open(ctx, planner.Options{
 		DataDir: cfg.DataDir, AllowedRoots: cfg.AllowedRoots, TableRoot: cfg.TableRoot, Storage: cfg.Storage,
 		FlushHosts: hosts.flush, MaxOpenSinks: cfg.MaxOpenSinks, SinkIdleTimeout: cfg.SinkIdleTimeout,
-		CatalogTimeout: cfg.CatalogTimeout,
+		CatalogTimeout: cfg.CatalogTimeout, LockWaitTimeout: cfg.LockWaitTimeout,
 	})
 	if err != nil {
 		l.Close()

@@ -26,7 +26,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
-	"github.com/lakesql/lakesql/planner"
 )
 
 const testPassword = "s3cret-pw"
@@ -676,11 +675,7 @@ func count(t *testing.T, db *sql.DB, query string) int {
 }
 
 // shortLockWait makes statements give up on a held sink quickly.
-func shortLockWait(t *testing.T) {
-	old := planner.LockWaitTimeout
-	planner.LockWaitTimeout = 300 * time.Millisecond
-	t.Cleanup(func() { planner.LockWaitTimeout = old })
-}
+const shortLockWait = 300 * time.Millisecond
 
 // A COMMIT that fails (its Delta log entry cannot be written) ends the
 // transaction, as in MySQL: the connection is back in autocommit mode, and
@@ -782,8 +777,7 @@ func TestConcurrentUpdatesSerialize(t *testing.T) {
 // Whether sent as a query, prepared, or inside BEGIN, nothing of it lands,
 // and nothing stays locked.
 func TestStatementChangingTwoSinksRefused(t *testing.T) {
-	shortLockWait(t)
-	ts := startServer(t, t.TempDir(), testPassword)
+	ts := startServerWith(t, Config{LockWaitTimeout: shortLockWait})
 	db := ts.db(testPassword)
 	for _, s := range []string{"ja", "jb"} {
 		mustExec(t, db, "CREATE SINK "+s+" INTO DELTA '"+s+"' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
@@ -834,8 +828,7 @@ func TestStatementChangingTwoSinksRefused(t *testing.T) {
 // back the failed statement's transaction, which go-mysql-server would
 // keep, with the lock, until the connection's next statement.
 func TestFailedUpdateLeavesSinkUnlocked(t *testing.T) {
-	shortLockWait(t)
-	ts := startServer(t, t.TempDir(), testPassword)
+	ts := startServerWith(t, Config{LockWaitTimeout: shortLockWait})
 	db := ts.db(testPassword)
 	mustExec(t, db, "CREATE SINK u INTO DELTA 'u' (id BIGINT NOT NULL, v VARCHAR(10), PRIMARY KEY (id)) WITH (mode = 'upsert')")
 	mustExec(t, db, "INSERT INTO u VALUES (1, 'a')")
