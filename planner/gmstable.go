@@ -62,6 +62,13 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 			return nil, sess.fail(err)
 		}
 	}
+	iter, err := t.scan(ctx)
+	// go-mysql-server's row iteration may re-create the error (a killed
+	// read's 1317 would reach the client as 1105): the session keeps it.
+	return iter, failed(ctx, err)
+}
+
+func (t *table) scan(ctx *gms.Context) (gms.RowIter, error) {
 	e := t.h.engine
 	scan, err := scanSQL(ctx, t.sink, e.db)
 	if err != nil {
@@ -108,6 +115,14 @@ type scanIter struct {
 }
 
 func (it *scanIter) Next(ctx *gms.Context) (gms.Row, error) {
+	row, err := it.next(ctx)
+	if err != nil && err != io.EOF {
+		return nil, failed(ctx, err)
+	}
+	return row, err
+}
+
+func (it *scanIter) next(ctx *gms.Context) (gms.Row, error) {
 	if !it.rows.Next() {
 		if err := it.rows.Err(); err != nil {
 			if cerr := ctx.Err(); cerr != nil {

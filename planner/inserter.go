@@ -128,15 +128,6 @@ func (c *changeWriter) upsertOnly(ctx *gms.Context, what string) error {
 	return nil
 }
 
-// failed records err with the statement's session (for the wire layer's
-// error codes, see Session.TakeError) and returns it.
-func failed(ctx *gms.Context, err error) error {
-	if s, ok := ctx.Session.(*Session); ok {
-		return s.fail(err)
-	}
-	return err
-}
-
 func (c *changeWriter) Delete(ctx *gms.Context, row gms.Row) error {
 	if err := c.upsertOnly(ctx, "DELETE"); err != nil {
 		return err

@@ -36,7 +36,7 @@ func interruptibleAnalysis(a *analyzer.Analyzer) {
 func interruptible(apply analyzer.RuleFunc) analyzer.RuleFunc {
 	return func(ctx *gms.Context, a *analyzer.Analyzer, n gms.Node, scope *plan.Scope, sel analyzer.RuleSelector, qf *gms.QueryFlags) (gms.Node, transform.TreeIdentity, error) {
 		if err := ctx.Err(); err != nil {
-			return n, transform.SameTree, fmt.Errorf("%w while it was analysed (%w)", errInterrupted, err)
+			return n, transform.SameTree, failed(ctx, fmt.Errorf("%w while it was analysed (%w)", errInterrupted, err))
 		}
 		return apply(ctx, a, n, scope, sel, qf)
 	}

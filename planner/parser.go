@@ -100,9 +100,6 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if !isGMS {
 		return nil, false, nil
 	}
-	if sess, ok := gctx.Session.(*Session); ok {
-		sess.dropLeakedEpochs(gctx)
-	}
 	if err := p.engine.checkFileWrite(gctx, query); err != nil {
 		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
 	}
@@ -203,7 +200,14 @@ func (n *lakesqlNode) Schema() gms.Schema {
 	return types.OkResultSchema
 }
 
+// RowIter runs the statement; its error is the statement's original one
+// (Session.fail).
 func (n *lakesqlNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
+	iter, err := n.run(ctx)
+	return iter, failed(ctx, err)
+}
+
+func (n *lakesqlNode) run(ctx *gms.Context) (gms.RowIter, error) {
 	if n.err != nil {
 		return nil, n.err
 	}
@@ -264,9 +268,9 @@ func (n *duckNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	res, err := n.engine.runDuck(ctx, ctx, n.plan)
 	if err != nil {
 		if _, isQuery := err.(errDuckQuery); isQuery {
-			return nil, fmt.Errorf("sink %s: %w", n.plan.h.rec.Name, err)
+			return nil, failed(ctx, fmt.Errorf("sink %s: %w", n.plan.h.rec.Name, err))
 		}
-		return nil, err
+		return nil, failed(ctx, err)
 	}
 	if sess, ok := ctx.Session.(*Session); ok {
 		sess.routed.Add(1)

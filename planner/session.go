@@ -34,33 +34,12 @@ type Session struct {
 	// SELECT to go-mysql-server (for tests that compare the two).
 	routed  atomic.Int64
 	noRoute atomic.Bool
-	// failure is the last error one of the session's hooks raised (rows
-	// reaching a sink, a COMMIT): see TakeError.
+	// failure is the running statement's original error, as lakesql
+	// raised it (see fail).
 	failure atomic.Pointer[error]
 	// targets are the sinks the running statement changes through UPDATE
 	// or DELETE (guarded by mu): see addTarget.
 	targets statementTargets
-}
-
-// fail records err as the session's last failure and returns it.
-func (s *Session) fail(err error) error {
-	if err != nil {
-		s.failure.Store(&err)
-	}
-	return err
-}
-
-// TakeError returns and forgets the last error that lakesql raised inside
-// go-mysql-server while a statement's rows streamed or a transaction
-// committed. go-mysql-server's server turns such errors into MySQL errors
-// with sql.CastSQLError, which knows nothing of lakesql's errors (code
-// 1105), and does not log them: the wire layer classifies them again from
-// the original, with MySQLError.
-func (s *Session) TakeError() error {
-	if p := s.failure.Swap(nil); p != nil {
-		return *p
-	}
-	return nil
 }
 
 var _ gms.TransactionSession = (*Session)(nil)
@@ -89,89 +68,16 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// dropLeakedEpochs runs when a statement is parsed. In autocommit mode,
-// outside BEGIN, no epoch is open between statements: every statement
-// commits its own. Epochs found open are a failed statement's, whose
-// transaction go-mysql-server's server path leaves open after an error
-// (only Engine.Exec cleans up after itself); they are rolled back so
-// their rows cannot reach the next statement's commit. go-mysql-server's
-// own transaction object is left alone: at parse time it already belongs
-// to the statement being parsed.
-func (s *Session) dropLeakedEpochs(ctx *gms.Context) {
-	if ctx.GetIgnoreAutoCommit() {
-		return
-	}
-	if auto, err := isAutocommit(ctx); err != nil || !auto {
-		return
-	}
-	s.mu.Lock()
-	t := s.tx
-	if t != nil && t.busy() {
-		s.tx = nil
-	} else {
-		t = nil
-	}
-	s.mu.Unlock()
-	if t != nil {
-		if len(t.order) > 0 {
-			s.resetEpoch(ctx)
-		}
-		_ = t.rollback(ctx)
-	}
-}
-
-// StatementFailed ends what a failed statement leaves open in autocommit
-// mode: go-mysql-server's server keeps the statement's transaction after
-// an error, and with it the sinks the statement locked (an UPDATE locks
-// its sink before reading) until the connection's next statement. The
-// wire layer calls it when a statement fails, so an idle connection holds
-// no sink. Inside BEGIN ... COMMIT nothing changes: the transaction's
-// earlier statements stand, and it keeps its locks until it ends.
-func (s *Session) StatementFailed(ctx context.Context) {
-	s.abortAutocommit(s.engine.gmsContext(ctx, s, ""))
-}
-
-// abortAutocommit rolls back the transaction of a failed autocommit
-// statement, in lakesql and in go-mysql-server.
-func (s *Session) abortAutocommit(ctx *gms.Context) {
-	if ctx.GetIgnoreAutoCommit() {
-		return
-	}
-	if auto, err := isAutocommit(ctx); err != nil || !auto {
-		return
-	}
-	_ = s.Rollback(ctx, ctx.GetTransaction())
-	ctx.SetTransaction(nil)
-}
-
-// TakeReplayed reports whether the commits since it was last called were
-// all replays: every sink the statement committed already held its epoch,
-// so the statement wrote nothing, and its client must be told 0 rows
-// affected. It forgets them, so the next statement starts afresh.
-// Engine.Exec applies it itself; the wire layer asks after each statement
-// (go-mysql-server counts the rows before the commit).
-func (s *Session) TakeReplayed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	replayed := s.skipped > 0 && s.committed == 0
-	s.skipped, s.committed = 0, 0
-	return replayed
-}
-
 // execGMS runs a statement through go-mysql-server and drains its rows.
 func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
 	gctx := s.engine.gmsContext(ctx, s, query)
-	s.mu.Lock()
-	s.skipped, s.committed = 0, 0
-	s.mu.Unlock()
+	s.beginStatement(gctx)
 	res, err := s.runGMS(gctx, query)
+	_, replayed := s.endStatement(gctx, err)
 	if err != nil {
-		// A failed autocommit statement leaves its transaction open in
-		// go-mysql-server: roll it back so its rows go nowhere.
-		s.abortAutocommit(gctx)
 		return nil, err
 	}
-	if s.TakeReplayed() {
+	if replayed {
 		res.RowsAffected = 0
 	}
 	if s.WarningCount() > 0 { // zero after SHOW WARNINGS, which lists them as rows

@@ -129,7 +129,7 @@ func (n *showGrantsNode) Schema() gms.Schema {
 
 func (n *showGrantsNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, error) {
 	if n.err != nil {
-		return nil, n.err
+		return nil, failed(ctx, n.err)
 	}
 	if n.db != nil {
 		return rowexec.DefaultBuilder.Build(ctx, &plan.ShowGrants{For: &plan.UserName{Name: n.user, Host: n.host}, MySQLDb: n.db}, nil)

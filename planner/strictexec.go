@@ -37,7 +37,14 @@ func newStrictBuilder() gms.NodeExecBuilder {
 	return s.build
 }
 
+// Build builds n's iterator where lakesql builds it; its error is the
+// statement's original one (Session.fail).
 func (s *strictBuilder) Build(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
+	iter, err := s.buildNode(ctx, n, row)
+	return iter, failed(ctx, err)
+}
+
+func (s *strictBuilder) buildNode(ctx *gms.Context, n gms.Node, row gms.Row) (gms.RowIter, error) {
 	if err := gateNode(ctx, n); err != nil {
 		return nil, err
 	}

@@ -112,9 +112,11 @@ var ErrOpenServer = errors.New("lakesql: refusing to listen beyond loopback with
 
 // Server is a running lakesql MySQL server.
 type Server struct {
-	engine    *planner.Engine
-	srv       *gmsserver.Server
-	errs      *errorLog
+	engine *planner.Engine
+	srv    *gmsserver.Server
+	// quiet is the sessions' logger: their own log lines (a warning per
+	// failed statement) are not printed, the client has the error.
+	quiet     *logrus.Logger
 	accounts  *mysql_db.MySQLDb
 	hosts     *hostErrors
 	addr      net.Addr
@@ -247,7 +249,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{engine: eng, accounts: accounts, generated: generated, hosts: hosts,
-		errs: newErrorLog(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
+		quiet: quietLogger(), conns: map[uint32]*connState{}, sessions: map[uint32]*planner.Session{}, done: make(chan struct{})}
 	scfg := gmsserver.Config{
 		Protocol:         "tcp",
 		Address:          cfg.Listen,
@@ -335,7 +337,7 @@ func (s *Server) buildSession(_ context.Context, conn *mysql.Conn, addr string) 
 	}
 	client := gms.Client{Address: host, User: conn.User, Capabilities: conn.Capabilities}
 	sess := s.engine.NewSessionWith(gms.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID))
-	sess.SetLogger(logrus.NewEntry(s.errs.logger))
+	sess.SetLogger(logrus.NewEntry(s.quiet))
 	s.mu.Lock()
 	if old := s.sessions[conn.ConnectionID]; old != nil {
 		// COM_RESET_CONNECTION or a new session for the same connection:
@@ -345,6 +347,14 @@ func (s *Server) buildSession(_ context.Context, conn *mysql.Conn, addr string) 
 	s.sessions[conn.ConnectionID] = sess
 	s.mu.Unlock()
 	return sess, nil
+}
+
+// quietLogger is a logger that prints nothing.
+func quietLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	l.SetLevel(logrus.WarnLevel)
+	return l
 }
 
 // Shutdown stops accepting connections, lets statements in flight finish,
@@ -431,7 +441,6 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 		// Rolls back the connection's open transaction, if any.
 		_ = sess.Close()
 	}
-	h.s.errs.forget(c.ConnectionID)
 	if known {
 		h.s.connWG.Done()
 	}
@@ -491,32 +500,45 @@ func (h *handler) session(c *mysql.Conn) *planner.Session {
 	return h.s.sessions[c.ConnectionID]
 }
 
-// forget drops what an earlier statement of the connection left to classify.
-func (h *handler) forget(c *mysql.Conn) {
-	h.s.errs.forget(c.ConnectionID)
+// beginStatement starts a statement in the connection's planner session
+// (planner.Session.BeginStatement), when go-mysql-server has built it.
+func (h *handler) beginStatement(ctx context.Context, c *mysql.Conn) {
 	if sess := h.session(c); sess != nil {
-		sess.TakeError()
-		sess.TakeReplayed()
+		sess.BeginStatement(ctx)
 	}
 }
 
-// classify gives a statement's error its lakesql code (see errorLog).
-func (h *handler) classify(c *mysql.Conn, err error) error {
-	return h.s.errs.classify(c.ConnectionID, h.session(c), err)
+// endStatement ends it (planner.Session.EndStatement): it returns the
+// error the client gets, with lakesql's code, and whether the statement's
+// commits were all replays.
+func (h *handler) endStatement(ctx context.Context, c *mysql.Conn, err error) (replayed bool, _ error) {
+	se, replayed := h.session(c).EndStatement(ctx, err)
+	if se == nil {
+		return replayed, nil
+	}
+	return replayed, se
 }
 
-// finish classifies a statement's error and, when it failed, lets the
-// planner session end what the statement left open: outside BEGIN, the
-// failed statement's transaction and the sinks it locked, which
-// go-mysql-server would keep until the connection's next statement.
-func (h *handler) finish(ctx context.Context, c *mysql.Conn, err error) error {
-	err = h.classify(c, err)
-	if err != nil {
-		if sess := h.session(c); sess != nil {
-			sess.StatementFailed(context.WithoutCancel(ctx))
-		}
+// heldOK is a statement's OK result, which the result callback holds
+// until the statement has ended: only then does the session know whether
+// its commits were all replays, to be reported as 0 rows affected, as
+// Engine.Exec does (go-mysql-server counts the rows before the commit).
+type heldOK struct {
+	r    *sqltypes.Result
+	more bool
+}
+
+// send sends the held OK result, if any, once the statement ended with
+// err and replayed.
+func (o *heldOK) send(ctx context.Context, h *handler, c *mysql.Conn, err error, replayed bool, cb mysql.ResultSpoolFn) error {
+	if err != nil || o.r == nil {
+		return err
 	}
-	return err
+	if replayed {
+		o.r.RowsAffected = 0
+	}
+	h.syncStatus(ctx, c)
+	return cb(o.r, o.more)
 }
 
 var errShutdown = mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "lakesql: the server is shutting down")
@@ -528,11 +550,13 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	defer h.end(c)
 	ctx, unwatch := watchPeer(ctx, c)
 	defer unwatch()
-	h.forget(c)
+	h.beginStatement(ctx, c)
 	if emptyQuery(query) {
 		return errEmptyQuery
 	}
-	err := h.finish(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb)))
+	var ok heldOK
+	replayed, err := h.endStatement(ctx, c, h.Handler.ComQuery(ctx, c, query, h.spool(ctx, c, cb, &ok)))
+	err = ok.send(ctx, h, c, err, replayed, cb)
 	h.syncStatus(ctx, c) // for the EOF vitess writes after a result set
 	return err
 }
@@ -544,9 +568,11 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer h.end(c)
 	ctx, unwatch := watchPeer(ctx, c)
 	defer unwatch()
-	h.forget(c)
-	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb))
-	err = h.finish(ctx, c, err)
+	h.beginStatement(ctx, c)
+	var ok heldOK
+	rest, err := h.Handler.ComMultiQuery(ctx, c, query, h.spool(ctx, c, cb, &ok))
+	replayed, err := h.endStatement(ctx, c, err)
+	err = ok.send(ctx, h, c, err, replayed, cb)
 	h.syncStatus(ctx, c)
 	return rest, err
 }
@@ -558,7 +584,7 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	defer h.end(c)
 	ctx, unwatch := watchPeer(ctx, c)
 	defer unwatch()
-	h.forget(c)
+	h.beginStatement(ctx, c)
 	if err := checkParamCount(p); err != nil {
 		delete(c.PrepareData, p.StatementID)
 		return nil, err
@@ -571,7 +597,8 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	h.describeFields(fields)
 	// A statement refused while it is prepared gets the code it gets
 	// when it is sent as a query.
-	return fields, h.classify(c, err)
+	_, err = h.endStatement(ctx, c, err)
+	return fields, err
 }
 
 func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
@@ -581,50 +608,36 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer h.end(c)
 	ctx, unwatch := watchPeer(ctx, c)
 	defer unwatch()
-	h.forget(c)
+	h.beginStatement(ctx, c)
 	padBinaryTimes(p)
 	err := checkFloatParams(p)
+	var ok heldOK
 	if err == nil {
 		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
-			if err := h.checkRowSizes(c, r); err != nil {
-				return err
-			}
-			h.replayed(c, r)
-			h.describe(r)
-			h.syncStatus(ctx, c)
-			return cb(r)
+			return h.spool(ctx, c, func(r *sqltypes.Result, _ bool) error { return cb(r) }, &ok)(r, false)
 		})
 	}
-	err = h.finish(ctx, c, err)
+	replayed, err := h.endStatement(ctx, c, err)
+	err = ok.send(ctx, h, c, err, replayed, func(r *sqltypes.Result, _ bool) error { return cb(r) })
 	h.syncStatus(ctx, c)
 	return err
 }
 
-// spool wraps a statement's result callback with replayed, and sets the
-// status flags of the OK packet the callback writes (syncStatus).
-func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn) mysql.ResultSpoolFn {
+// spool wraps a statement's result callback: it refuses rows too large,
+// holds an OK result until the statement has ended (heldOK), and sets the
+// status flags of the packets the callback writes (syncStatus).
+func (h *handler) spool(ctx context.Context, c *mysql.Conn, cb mysql.ResultSpoolFn, ok *heldOK) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error {
 		if err := h.checkRowSizes(c, r); err != nil {
 			return err
 		}
-		h.replayed(c, r)
+		okResult(r)
+		if r != nil && len(r.Fields) == 0 {
+			ok.r, ok.more = r, more
+			return nil
+		}
 		h.describe(r)
 		h.syncStatus(ctx, c)
 		return cb(r, more)
-	}
-}
-
-// replayed makes an OK result whose commits were all replays (the sinks
-// already held the epoch, see planner.Session.TakeReplayed) report 0 rows
-// affected, as Engine.Exec does: go-mysql-server counts the rows before
-// the commit finds that nothing is to be written. The result callback
-// runs after the commit.
-func (h *handler) replayed(c *mysql.Conn, r *sqltypes.Result) {
-	okResult(r)
-	if r == nil || len(r.Fields) != 0 || r.RowsAffected == 0 {
-		return
-	}
-	if sess := h.session(c); sess != nil && sess.TakeReplayed() {
-		r.RowsAffected = 0
 	}
 }
