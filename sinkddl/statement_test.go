@@ -1,4 +1,4 @@
-package planner
+package sinkddl
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/internal/sqlword"
 )
 
 // arrowEqual compares Arrow types by meaning: TimestampType has unexported
@@ -589,7 +591,7 @@ func checkPosition(t testing.TB, sql string, err error) {
 		t.Fatalf("Parse(%q): position %d outside the statement: %v", sql, pos, err)
 	}
 	if near == "" {
-		if rest, ok := skipBlank(sql, pos-1); ok && rest != len(sql) {
+		if rest, ok := sqlword.SkipBlank(sql, pos-1); ok && rest != len(sql) {
 			t.Errorf("Parse(%q): error at end of input, but input follows position %d: %v", sql, pos, err)
 		}
 		return
