@@ -41,8 +41,8 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in data-driven test files with what the tests print")
 
-// Separator ends a case's input and starts its expected output.
-const Separator = "----"
+// separator ends a case's input and starts its expected output.
+const separator = "----"
 
 // Case is one case of a file.
 type Case struct {
@@ -75,11 +75,7 @@ type Func func(t *testing.T, c *Case) string
 // RunFiles runs the cases of each file matching pattern, one subtest per file.
 func RunFiles(t *testing.T, pattern string, f Func) {
 	t.Helper()
-	paths, err := filepath.Glob(pattern)
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no data-driven files match %s (%v)", pattern, err)
-	}
-	for _, path := range paths {
+	for _, path := range glob(t, pattern) {
 		t.Run(filepath.Base(path), func(t *testing.T) { Run(t, path, f) })
 	}
 }
@@ -90,8 +86,10 @@ func RunFiles(t *testing.T, pattern string, f Func) {
 func Run(t *testing.T, path string, f Func) {
 	t.Helper()
 	lines, cases := read(t, path)
+	// A case that stops its test (t.Fatal) keeps its expected output.
 	got := make([]string, len(cases))
 	for i, c := range cases {
+		got[i] = c.Want
 		t.Run(strconv.Itoa(c.Line), func(t *testing.T) {
 			got[i] = strings.TrimSuffix(f(t, c), "\n")
 			if !*rewrite {
@@ -113,16 +111,21 @@ func Run(t *testing.T, path string, f Func) {
 // that wants their inputs (a fuzz target's seeds).
 func ReadFiles(tb testing.TB, pattern string) []*Case {
 	tb.Helper()
-	paths, err := filepath.Glob(pattern)
-	if err != nil || len(paths) == 0 {
-		tb.Fatalf("no data-driven files match %s (%v)", pattern, err)
-	}
 	var all []*Case
-	for _, path := range paths {
+	for _, path := range glob(tb, pattern) {
 		_, cases := read(tb, path)
 		all = append(all, cases...)
 	}
 	return all
+}
+
+func glob(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	paths, err := filepath.Glob(pattern)
+	if err != nil || len(paths) == 0 {
+		tb.Fatalf("no data-driven files match %s (%v)", pattern, err)
+	}
+	return paths
 }
 
 func read(tb testing.TB, path string) ([]string, []*Case) {
@@ -152,10 +155,10 @@ func parse(name, text string) ([]string, []*Case, error) {
 		fields := strings.Fields(line)
 		c := &Case{Pos: fmt.Sprintf("%s:%d", name, i+1), Line: i + 1, Cmd: fields[0], Args: fields[1:]}
 		from := i + 1
-		for i++; i < len(lines) && lines[i] != Separator; i++ {
+		for i++; i < len(lines) && lines[i] != separator; i++ {
 		}
 		if i == len(lines) {
-			return nil, nil, fmt.Errorf("%s: %s has no %s line", c.Pos, c.Cmd, Separator)
+			return nil, nil, fmt.Errorf("%s: %s has no %s line", c.Pos, c.Cmd, separator)
 		}
 		input, err := block(lines[from:i])
 		if err != nil {
