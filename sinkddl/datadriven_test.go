@@ -20,6 +20,7 @@ import (
 //     input, or its error.
 //
 // go test ./sinkddl -rewrite rewrites the expected blocks from the output.
+// The inputs also seed FuzzParse.
 func TestData(t *testing.T) {
 	datadriven.RunFiles(t, "testdata/*.txt", func(t *testing.T, c *datadriven.Case) string {
 		switch c.Cmd {
