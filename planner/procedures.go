@@ -143,8 +143,14 @@ func (pr *procedure) details(e *Engine) gms.ExternalStoredProcedureDetails {
 	return d
 }
 
-// run builds the statement and runs it as the text form runs.
+// run builds the statement and runs it as the text form runs; its error
+// is the statement's original one (Session.fail).
 func (pr *procedure) run(ctx *gms.Context, e *Engine, args []string) (gms.RowIter, error) {
+	iter, err := pr.runStatement(ctx, e, args)
+	return iter, failed(ctx, err)
+}
+
+func (pr *procedure) runStatement(ctx *gms.Context, e *Engine, args []string) (gms.RowIter, error) {
 	if err := pr.checkCount(len(args)); err != nil {
 		return nil, err
 	}
