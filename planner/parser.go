@@ -11,6 +11,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -50,7 +51,7 @@ func (p *gmsParser) ParseWithOptions(ctx context.Context, query string, delimite
 		return st, s, "", err
 	}
 	st, parsed, rest, err := p.mysql.ParseWithOptions(ctx, query, delimiter, multi, options)
-	return p.bounded(st), parsed, rest, err
+	return p.bounded(st), parsed, rest, recordSyntaxError(ctx, err)
 }
 
 func (p *gmsParser) ParseOneWithOptions(ctx context.Context, query string, options ast.ParserOptions) (ast.Statement, int, error) {
@@ -58,7 +59,18 @@ func (p *gmsParser) ParseOneWithOptions(ctx context.Context, query string, optio
 		return st, len(query), err
 	}
 	st, n, err := p.mysql.ParseOneWithOptions(ctx, query, options)
-	return p.bounded(st), n, err
+	return p.bounded(st), n, recordSyntaxError(ctx, err)
+}
+
+// recordSyntaxError records the MySQL parser's error as the statement's
+// original error (Session.fail), typed as go-mysql-server's planner types
+// it, a syntax error: its message alone ("max nesting level reached")
+// does not say so. It returns err.
+func recordSyntaxError(ctx context.Context, err error) error {
+	if gctx, ok := ctx.(*gms.Context); ok && err != nil && !errors.Is(err, ast.ErrEmpty) {
+		failed(gctx, gms.ErrSyntaxError.New(err.Error()))
+	}
+	return err
 }
 
 // bounded returns a parsed statement, or in its place one that fails with
