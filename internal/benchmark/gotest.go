@@ -48,11 +48,7 @@ func runSide(b *testing.B, w Workload, n int, side func(Sides, context.Context) 
 		}
 		samples = append(samples, s)
 	}
-	values := make([]float64, len(samples))
-	for i, s := range samples {
-		values[i] = s.Value
-	}
-	b.ReportMetric(median(values), w.Unit)
+	b.ReportMetric(median(values(samples)), w.Unit)
 	extra := extraMedians(samples)
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		b.ReportMetric(extra[k], k)
