@@ -21,7 +21,8 @@ import (
 // lost race is retried with backoff when the winners did not touch what
 // this commit depends on (a blind append never depends on anything), and
 // reported as ErrConflict when they did. The first attempt of receipts
-// staged in this process skips the read: see stagedSnapshot.
+// staged in this process commits on the version they were staged on
+// instead of reading the latest: see stagedSnapshot.
 //
 // With nothing to record (no files, no removals, no epoch) nothing is
 // written and the current version is returned. A checkpoint that fails
@@ -60,7 +61,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if recordEpoch {
 		params = map[string]any{"writerId": opts.WriterID, "epoch": opts.Epoch}
 	}
-	first := p.stagedSnapshot(tpath, stagedOn, len(adds), opts, recordEpoch)
+	first, err := p.stagedSnapshot(ctx, t, tpath, stagedOn, len(adds), opts, recordEpoch)
+	if err != nil {
+		return fail(readError(tpath, err))
+	}
 	for attempt := 0; ; attempt++ {
 		snap, staged := first, first != nil
 		first = nil
@@ -140,9 +144,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 // stagedSnapshot is the snapshot the first attempt commits on instead of a
 // fresh read of the log: on, the one every receipt was staged on, while it
 // is still the one this provider holds for the table (no call here has
-// seen a newer version since, nor a table created again), when there are
-// files to add, and unless it already holds the epoch (a replay is judged
-// and reported on the latest version, as before). nil: read the log.
+// seen a newer version since, nor a table created again) and its log
+// entry is still the table's (delta.Table.Unchanged: one read, where
+// bringing it up to date takes three), when there are files to add, and
+// unless it already holds the epoch (a replay is judged and reported on
+// the latest version, as before). nil: read the log.
 //
 // Committing on it is as safe as on a fresh read:
 //   - The put-if-absent of the next version fails when any commit landed
@@ -159,21 +165,22 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 //   - A merge that read the table (ReadsTable) is checked for adds up to
 //     this version, and on a retry up to the newer one.
 //   - The staged files are still checked to be there (checkStaged).
-//
-// What the fresh read checked beyond that, that this version's entry is
-// still the table's and no checkpoint lies past it (the table was not
-// deleted and created again, nor its log cleaned up), was checked when the
-// receipts were staged. Such a change by another process between stage
-// and commit is not seen, as it was not between the fresh read and the put
-// before: Delta's writers all commit on the version they read.
-func (p *Provider) stagedSnapshot(tpath string, on *delta.Snapshot, adds int, opts catalogadapter.CommitOptions, recordEpoch bool) *delta.Snapshot {
+//   - The table is still the one staged on: its entry of this version is
+//     unchanged (a table deleted and created again has another, or none,
+//     and the put would leave a gap in its log). Log cleanup removes the
+//     oldest entries first, so with this one kept, none after it is gone.
+func (p *Provider) stagedSnapshot(ctx context.Context, t *delta.Table, tpath string, on *delta.Snapshot, adds int,
+	opts catalogadapter.CommitOptions, recordEpoch bool) (*delta.Snapshot, error) {
 	if on == nil || adds == 0 || p.noCache || p.snaps.get(tpath) != on {
-		return nil
+		return nil, nil
 	}
 	if v, ok := on.TxnVersion(opts.WriterID); recordEpoch && ok && v >= opts.Epoch {
-		return nil
+		return nil, nil
 	}
-	return on
+	if ok, err := t.Unchanged(ctx, on); !ok || err != nil {
+		return nil, err
+	}
+	return on, nil
 }
 
 // actions builds one attempt's commit against snap: the txn record, the

@@ -3,6 +3,8 @@ package deltalake
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,8 +16,9 @@ import (
 
 // TestOneSnapshotReadPerEpoch: staging reads the log once (the cached
 // snapshot brought up to date: commit 1 absent, _last_checkpoint, commit 0
-// unchanged); the commit of what was staged in this process reads nothing
-// but the staged file's size before its put. A receipt that went through
+// unchanged); the commit of what was staged in this process reads the
+// staged file's size and commit 0 (still the table's?) before its put, and
+// leaves finding a newer version to the put. A receipt that went through
 // JSON still commits, with the full checks and a read of the log.
 func TestOneSnapshotReadPerEpoch(t *testing.T) {
 	ctx := context.Background()
@@ -34,7 +37,7 @@ func TestOneSnapshotReadPerEpoch(t *testing.T) {
 	if err != nil || out.Version != 1 || out.Retries != 0 || out.Skipped {
 		t.Fatalf("commit: %+v, %v", out, err)
 	}
-	if got, want := ops.take(), map[string]int{"Stat": 1, "PutIfAbsent": 1}; !cmp.Equal(want, got) {
+	if got, want := ops.take(), map[string]int{"Stat": 1, "Get": 1, "PutIfAbsent": 1}; !cmp.Equal(want, got) {
 		t.Errorf("commit: storage calls %v, want %v", got, want)
 	}
 
@@ -104,5 +107,39 @@ func TestStaleStagedSnapshot(t *testing.T) {
 	}
 	if err := p.Discard(ctx, id, []catalogadapter.Receipt{replay}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStagedOnReplacedTable: between our stage and our commit, another
+// process deletes the table's log and creates the table again, with fewer
+// versions than we staged on. Putting the version after ours would leave a
+// gap in the new log; the commit finds the entry it was staged on gone,
+// reads the new table, and lands on it.
+func TestStagedOnReplacedTable(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	p, other := New(db, testOptions(clocktest.New(t0))), New(db, testOptions(clocktest.New(t0)))
+	id := newTable(t, p, catalogadapter.TableDef{})
+	for e := int64(1); e <= 3; e++ {
+		if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{writeRows(t, p, id, idRows(100*e, 1))}, catalogadapter.CommitOptions{WriterID: "me", Epoch: e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mine := writeRows(t, p, id, idRows(0, 1)) // staged on version 3
+	if err := os.RemoveAll(filepath.Join(id.Name, "_delta_log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateTable(ctx, id, catalogadapter.TableDef{Schema: ordersSchema()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Commit(ctx, id, []catalogadapter.Receipt{writeRows(t, other, id, idRows(1, 1))}, catalogadapter.CommitOptions{WriterID: "other", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Commit(ctx, id, []catalogadapter.Receipt{mine}, catalogadapter.CommitOptions{WriterID: "me", Epoch: 4})
+	if err != nil || out.Version != 2 || out.Skipped {
+		t.Fatalf("commit: %+v, %v; want version 2 of the new table", out, err)
+	}
+	if got := scanRows(t, other, db, id, -1, nil); !cmp.Equal(idRows(0, 2), got) {
+		t.Errorf("rows (-want +got):\n%s", cmp.Diff(idRows(0, 2), got))
 	}
 }
