@@ -38,6 +38,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		}
 		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", tpath, err)
 	}
+	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
+		return fail(err)
+	}
 	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
@@ -78,8 +81,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt, Skipped: true}, nil
 			}
 		}
-		if opts.ReadsTable && snap.Version > opts.ReadVersion {
-			why, err := addedSince(ctx, t, opts.ReadVersion, snap.Version)
+		for _, r := range opts.Requires { // kinds checked above: all NoNewDataSince
+			if snap.Version <= r.Version {
+				continue
+			}
+			why, err := addedSince(ctx, t, r.Version, snap.Version)
 			if err != nil {
 				return fail(err)
 			}
@@ -162,7 +168,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 //     snapshot, and Snapshot.Commit checks its protocol. A winner that
 //     changed schema or partitioning is a conflict (dependencyChanged); one
 //     that changed the protocol is checked by the retry's Snapshot.Commit.
-//   - A merge that read the table (ReadsTable) is checked for adds up to
+//   - A merge that read the table (NoNewDataSince) is checked for adds up to
 //     this version, and on a retry up to the newer one.
 //   - The staged files are still checked to be there (checkStaged).
 //   - The table is still the one staged on: its entry of this version is
@@ -441,7 +447,7 @@ func checkRemoves(removes []string, adds []*delta.Add) ([]string, error) {
 	return removes, nil
 }
 
-// Discard implements catalogadapter.Discarder: it deletes the staged files
+// Discard implements catalogadapter.Provider: it deletes the staged files
 // of receipts that will not be committed. Files live in the latest version
 // are kept, so a discard after a skipped replay of receipts that did land
 // (a commit that succeeded but reported an error) loses nothing.
