@@ -57,8 +57,8 @@ func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 		lc, ok := t.readLastCheckpoint(ctx)
 		cleaned <- ok && lc.Version > end
 	}()
-	cur, err := t.store.Get(ctx, commitKey(prev.Version))
-	if <-cleaned || err != nil || *entryIdent(cur) != *prev.ident {
+	same, err := t.Unchanged(ctx, prev)
+	if <-cleaned || err != nil || !same {
 		return t.Latest(ctx)
 	}
 	if len(entries) == 0 {
