@@ -80,8 +80,7 @@ func (b *Backends) catalogIdentity(props map[string]string) string {
 }
 
 // icebergProvider returns the provider of the catalog props describe,
-// opening the catalog on first use (the engine's iceberg backends, by
-// catalogKey).
+// opening the catalog on first use (b.iceberg, by catalogKey).
 func (b *Backends) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
 	ib, err := b.iceberg.get(ctx, catalogKey(props), func() (*icebergBackend, error) {
 		if file, err := sqliteCatalogFile(props); err == nil && file != "" {

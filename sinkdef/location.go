@@ -203,7 +203,7 @@ func collide(a, o sinkArea) error {
 	switch {
 	case a.kind == areaDeltaTable && o.kind == areaDeltaTable:
 		if a.path == o.path {
-			return nil // createSink's own message
+			return nil // the caller says "already the sink"
 		}
 		if within(o.path, a.path) {
 			return bad("is inside")

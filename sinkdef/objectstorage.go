@@ -18,9 +18,8 @@ import (
 const storagePrefix = "storage."
 
 // deltaProvider returns the Delta provider for the storage options, made
-// on first use (the engine's object storage backends, one per set of
-// options: each keeps its stores' circuit breakers; local sinks share the
-// engine's own provider). Options are checked when the sink is defined
+// on first use (b.objectStores, one per set of options: each keeps its
+// stores' circuit breakers; local sinks share b.provider). Options are checked when the sink is defined
 // (parseOptions).
 func (b *Backends) deltaProvider(storage map[string]string) (*deltalake.Provider, error) {
 	// Nothing here does I/O: no context to heed while another opens.
