@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	gms "github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sqlsink"
 )
@@ -98,13 +97,12 @@ func (t *table) scan(ctx *gms.Context) (gms.RowIter, error) {
 
 // scanSQL is a DuckDB query over the last committed version of the sink's
 // table, through the sink's own provider (Delta, or its Iceberg catalog).
-func scanSQL(ctx context.Context, s *sqlsink.Sink, q catalogadapter.Querier) (string, error) {
-	cfg := s.Config()
-	sc, ok := cfg.Provider.(catalogadapter.Scanner)
+func scanSQL(ctx context.Context, s *sqlsink.Sink, q *sql.DB) (string, error) {
+	scan, ok, err := s.ScanSQL(ctx, q)
 	if !ok {
 		return "", fmt.Errorf("%w: reading a table of this backend", ErrNotSupported)
 	}
-	return sc.ScanSQL(ctx, cfg.Table, q, -1, nil)
+	return scan, err
 }
 
 // scanIter streams a sink's rows from DuckDB.
