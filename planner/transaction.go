@@ -216,17 +216,17 @@ func (s *Session) Rollback(ctx *gms.Context, tx gms.Transaction) error {
 
 // CreateSavepoint implements sql.TransactionSession: not supported.
 func (s *Session) CreateSavepoint(*gms.Context, gms.Transaction, string) error {
-	return fmt.Errorf("%w: SAVEPOINT", ErrNotSupported)
+	return s.fail(fmt.Errorf("%w: SAVEPOINT", ErrNotSupported))
 }
 
 // RollbackToSavepoint implements sql.TransactionSession: not supported.
 func (s *Session) RollbackToSavepoint(*gms.Context, gms.Transaction, string) error {
-	return fmt.Errorf("%w: ROLLBACK TO SAVEPOINT", ErrNotSupported)
+	return s.fail(fmt.Errorf("%w: ROLLBACK TO SAVEPOINT", ErrNotSupported))
 }
 
 // ReleaseSavepoint implements sql.TransactionSession: not supported.
 func (s *Session) ReleaseSavepoint(*gms.Context, gms.Transaction, string) error {
-	return fmt.Errorf("%w: RELEASE SAVEPOINT", ErrNotSupported)
+	return s.fail(fmt.Errorf("%w: RELEASE SAVEPOINT", ErrNotSupported))
 }
 
 func (s *Session) resetEpoch(ctx *gms.Context) {
