@@ -184,7 +184,7 @@ func writerConfig(e *env, name, writerID string, p catalogadapter.Provider, mode
 
 func lastEpoch(t *testing.T, e *env, writer string) (int64, bool) {
 	t.Helper()
-	n, ok, err := e.provider.LastEpoch(context.Background(), catalogadapter.TableIdent{Name: e.dir}, writer)
+	n, ok, err := e.delta().LastEpoch(context.Background(), e.table, writer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +685,7 @@ func TestCommitConflictFailsClearly(t *testing.T) {
 				// Another writer rewrites the file holding id 0 just before
 				// each of our commit attempts.
 				other := e.open(writerConfig(e, "other", "svc-b", nil, ModeUpsert))
-				interfere = &hookProvider{Provider: e.provider}
+				interfere = &hookProvider{Provider: e.delta()}
 				n := int64(0)
 				interfere.before = func() error {
 					n++
@@ -830,7 +830,7 @@ func TestRaceCancelAfterCommitLanded(t *testing.T) {
 	for _, mode := range []Mode{ModeAppend, ModeUpsert} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
-			hook := &hookProvider{Provider: e.provider}
+			hook := &hookProvider{Provider: e.delta()}
 			s := e.open(writerConfig(e, "a", "svc-a", hook, mode))
 			rows1 := []row{{Op: "I", ID: 1, Amount: 1}}
 			e.epoch(s, 1, batch(t, rows1...))
@@ -878,7 +878,7 @@ func TestRaceCancelAfterCommitLanded(t *testing.T) {
 // type, so they wait in DuckDB's buffer table (not as Arrow).
 func TestRaceCancelAfterStaging(t *testing.T) {
 	e := newEnv(t)
-	hook := &hookProvider{Provider: e.provider}
+	hook := &hookProvider{Provider: e.delta()}
 	s := e.open(writerConfig(e, "a", "svc-a", hook, ModeAppend))
 	rec := int32Batch(t, 1, 2)
 

@@ -35,7 +35,7 @@ func failStaging(p *hookProvider, on *bool) {
 // sent again: every row lands once.
 func TestFailedFlushTakesNothing(t *testing.T) {
 	e := newEnv(t)
-	p, failing := &hookProvider{Provider: e.provider}, false
+	p, failing := &hookProvider{Provider: e.delta()}, false
 	failStaging(p, &failing)
 	cfg := writerConfig(e, "a", "svc-a", p, ModeAppend)
 	cfg.FlushRows = 2
@@ -150,7 +150,7 @@ func TestFailedMaterializeKeepsEarlierBatches(t *testing.T) {
 // (which would also make the epoch a replay, so its rows never land).
 func TestFailedMergeRedoIsRedoneOnRetry(t *testing.T) {
 	e := newEnv(t)
-	p, failing := &hookProvider{Provider: e.provider}, false
+	p, failing := &hookProvider{Provider: e.delta()}, false
 	failStaging(p, &failing)
 	a := e.open(writerConfig(e, "a", "svc-a", p, ModeUpsert))
 	b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
@@ -217,7 +217,7 @@ func TestJournalRecoveryKeepsCommittedFiles(t *testing.T) {
 	e.epoch(b, 1, batch(t, row{Op: "U", ID: 1, Amount: 10})) // rewrites the file
 	e.open(cfg)                                              // the crashed writer restarts
 
-	q, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: e.dir}, e.db, res.Version, nil)
+	q, err := e.delta().ScanSQL(ctx, e.table, e.db, res.Version, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestUpsertFloatKeyOnDelta(t *testing.T) {
 	e.epoch(s, 1, record(1.1, 1))
 	e.epoch(s, 2, record(1.1, 2))
 	ctx := context.Background()
-	q, err := e.provider.ScanSQL(ctx, cfg.Table, e.db, -1, nil)
+	q, err := e.delta().ScanSQL(ctx, cfg.Table, e.db, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
