@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -33,7 +34,7 @@ var icebergCrashChecks = crashChecks{
 // icebergScan reads table tbl at snapshot snap with iceberg-go's own scan, sorted.
 func icebergScan(t testing.TB, tbl *table.Table, snap int64) []string {
 	t.Helper()
-	return tableRows(t, tbl, table.WithSnapshotID(snap))
+	return icebergtest.Rows(t, tbl, table.WithSnapshotID(snap))
 }
 
 // verifyIcebergCrashTable reads the phase's table through a fresh catalog
@@ -45,9 +46,9 @@ func icebergScan(t testing.TB, tbl *table.Table, snap int64) []string {
 func verifyIcebergCrashTable(t *testing.T, dir string, ph crashPhase) {
 	ctx := context.Background()
 	id := icebergTableIdent(crashTableName(ph.mode))
-	tbl := icebergTable(t, dir, id)
+	tbl := freshTable(t, dir, id)
 	meta := tbl.Metadata()
-	snaps := icebergSnapshots(tbl)
+	snaps := icebergtest.Snapshots(tbl)
 	if len(snaps) != int(ph.n) || len(meta.Snapshots()) != int(ph.n) {
 		t.Errorf("%s: %d snapshots on main, %d in the metadata, want %d (one per epoch)", ph.mode, len(snaps), len(meta.Snapshots()), ph.n)
 	}
@@ -123,7 +124,7 @@ func verifyIcebergCrashTable(t *testing.T, dir string, ph crashPhase) {
 	// The head, read once more through a fresh handle: the whole upstream,
 	// every row exactly once.
 	if head := tbl.CurrentSnapshot(); head != nil {
-		got := icebergScan(t, icebergTable(t, dir, id), head.SnapshotID)
+		got := icebergScan(t, freshTable(t, dir, id), head.SnapshotID)
 		seen := map[string]int{}
 		for _, r := range got {
 			if seen[r]++; seen[r] == 2 {

@@ -2,71 +2,161 @@ package sqlsink
 
 import (
 	"context"
-	"slices"
+	"database/sql"
 	"sort"
 	"testing"
+	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
-// Reading an Iceberg lake's tables the way another engine would: with
-// iceberg-go's own scan, through a catalog handle of the test's own, which
-// sees only what reached the catalog.
+// The Iceberg tests' fixtures: the orders table of a lake's catalog, the
+// sink on it, and the readers that check what reached the catalog.
 
-// icebergTableIdent is table name in the Iceberg lake (icebergLake.open).
+// ordersID is the orders table of an Iceberg lake.
+var ordersID = icebergTableIdent("orders")
+
+// icebergTableIdent is table name in an Iceberg lake (icebergLake.open).
 func icebergTableIdent(name string) catalogadapter.TableIdent {
 	return catalogadapter.TableIdent{Namespace: []string{"db"}, Name: name}
 }
 
-// icebergTable loads id from the SQLite catalog of root through a fresh handle.
-func icebergTable(t testing.TB, root string, id catalogadapter.TableIdent) *table.Table {
+// openProvider opens the default SQLite catalog of dir and a provider on
+// it with short backoffs: the tests race writers on purpose.
+func openProvider(t testing.TB, dir string) *apacheiceberg.Provider {
 	t.Helper()
-	cat, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: root})
+	cat, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cat.Close() })
-	tbl, err := cat.LoadTable(context.Background(), append(slices.Clone(id.Namespace), id.Name))
+	return apacheiceberg.New(cat, apacheiceberg.Options{BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+}
+
+// lakeProvider opens a catalog handle of its own on l and a provider on
+// it with the production defaults (retries, backoff).
+func lakeProvider(t testing.TB, l icebergtest.Lake) *apacheiceberg.Provider {
+	return apacheiceberg.New(l.Catalog(t), apacheiceberg.Options{})
+}
+
+// createOrders creates the orders table through p.
+func createOrders(t testing.TB, p *apacheiceberg.Provider) {
+	t.Helper()
+	if err := p.CreateTable(context.Background(), ordersID, catalogadapter.TableDef{Schema: orderSchema}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sinkConfig(t testing.TB, p catalogadapter.Provider, name string) Config {
+	return Config{
+		Name: name, Provider: p, Table: ordersID, Schema: orderSchema,
+		TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
+	}
+}
+
+// openSink makes and opens a sink of cfg, closed when the test ends.
+func openSink(t testing.TB, cfg Config) *Sink {
+	t.Helper()
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tbl
-}
-
-// icebergSnapshots lists tbl's main-branch snapshots, oldest first.
-func icebergSnapshots(tbl *table.Table) []table.Snapshot {
-	head := tbl.Metadata().SnapshotByName(table.MainBranch)
-	if head == nil {
-		return nil
+	if err := s.Open(context.Background()); err != nil {
+		t.Fatal(err)
 	}
-	anc := table.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID)
-	slices.Reverse(anc)
-	return anc
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
-// tableRows reads tbl with iceberg-go's own scan, sorted.
-func tableRows(t testing.TB, tbl *table.Table, opts ...table.ScanOption) []string {
+// epoch runs epoch n of batches through s and commits it.
+func epoch(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
 	t.Helper()
-	at, err := tbl.Scan(append(opts, table.WithSelectedFields("id", "amount", "region"))...).ToArrowTable(context.Background())
+	precommit(t, s, n, batches...)
+	res, err := s.CommitEpoch(context.Background(), n)
 	if err != nil {
-		t.Fatalf("scan %s: %v", tbl.Identifier(), err)
+		t.Fatal(err)
 	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	out := []string{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(0).(*array.Int64)
-		amounts := rec.Column(1).(*array.Float64)
-		regions := rec.Column(2).(*array.String)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, row{ID: ids.Value(i), Amount: amounts.Value(i), Region: regions.Value(i)}.String())
+	return res
+}
+
+// precommit runs epoch n up to its PreCommit: its files are staged,
+// invisible, and the commit is the test's to make (or not).
+func precommit(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.BeginEpoch(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := s.Write(ctx, b); err != nil {
+			t.Fatal(err)
 		}
+	}
+	if err := s.PreCommit(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// freshTable loads table id of the SQLite catalog of dir through a
+// catalog handle of its own: the independent reader sees only what
+// reached the catalog.
+func freshTable(t testing.TB, dir string, id catalogadapter.TableIdent) *table.Table {
+	return icebergtest.Lake{Dir: dir}.Table(t, id)
+}
+
+// icebergRows reads the orders table with iceberg-go's own scan from a
+// fresh catalog handle, sorted.
+func icebergRows(t testing.TB, dir string) []string {
+	return icebergtest.Lake{Dir: dir}.Rows(t, ordersID)
+}
+
+// snapshots lists the main branch's snapshots, oldest first.
+func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.Snapshot {
+	return icebergtest.Lake{Dir: dir}.Snapshots(t, id)
+}
+
+// duckRows reads the orders table through the provider's ScanSQL.
+func duckRows(t testing.TB, p *apacheiceberg.Provider) []string {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q, err := p.ScanSQL(context.Background(), ordersID, db, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := db.Query("SELECT id, amount, region FROM (" + q + ")")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rs.Close()
+	var out []string
+	for rs.Next() {
+		var r row
+		var amount sql.NullFloat64
+		var region sql.NullString
+		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
+			t.Fatal(err)
+		}
+		r.Amount, r.Region = amount.Float64, region.String
+		out = append(out, r.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func rowStrings(rows ...row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.String()
 	}
 	sort.Strings(out)
 	return out

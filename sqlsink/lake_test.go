@@ -8,14 +8,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
-	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // lake is one backend the engine tests run over: a table format with its
@@ -57,18 +54,10 @@ var deltaLake = lake{
 var icebergLake = lake{
 	name: "iceberg",
 	open: func(t testing.TB, _ *sql.DB, root, name string) (catalogadapter.Provider, catalogadapter.TableIdent) {
-		t.Helper()
-		cat, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: root})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cat.Close() })
-		// Short backoffs: the tests race writers on purpose.
-		p := apacheiceberg.New(cat, apacheiceberg.Options{BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
-		return p, catalogadapter.TableIdent{Namespace: []string{"db"}, Name: name}
+		return openProvider(t, root), icebergTableIdent(name)
 	},
 	commitVersion: func(t testing.TB, root string, id catalogadapter.TableIdent, k int64) int64 {
-		snaps := icebergSnapshots(icebergTable(t, root, id))
+		snaps := snapshots(t, root, id)
 		if k < 1 || k > int64(len(snaps)) {
 			return -1
 		}
@@ -152,15 +141,7 @@ func (e *env) config(name string) Config {
 
 func (e *env) open(cfg Config) *Sink {
 	e.t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := s.Open(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { s.Close() })
-	return s
+	return openSink(e.t, cfg)
 }
 
 // rows reads the table's committed rows, sorted.

@@ -65,23 +65,7 @@ func batch(t testing.TB, rows ...row) arrow.RecordBatch {
 
 func (e *env) epoch(s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
 	e.t.Helper()
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, n); err != nil {
-		e.t.Fatal(err)
-	}
-	for _, b := range batches {
-		if err := s.Write(ctx, b); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	if err := s.PreCommit(ctx, n); err != nil {
-		e.t.Fatal(err)
-	}
-	res, err := s.CommitEpoch(ctx, n)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return res
+	return epoch(e.t, s, n, batches...)
 }
 
 func TestAppendEpochIsOneVersion(t *testing.T) {

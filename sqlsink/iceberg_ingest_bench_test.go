@@ -1,8 +1,8 @@
-package apacheiceberg
+package sqlsink
 
 // Ingest throughput of the sink into Iceberg against iceberg-go alone.
 //
-//	LAKESQL_BENCH=1 go test -tags duckdb_arrow -run TestIngestRatio -v -timeout 30m ./catalogadapter/apacheiceberg/
+//	LAKESQL_BENCH=1 go test -tags duckdb_arrow -run TestIngestRatioIceberg -v -timeout 30m ./sqlsink/
 //
 // Both sides get the same pre-built Arrow batches (10M rows of id BIGINT,
 // amount DOUBLE, region VARCHAR with 16 values, ts TIMESTAMP[us, UTC], in
@@ -34,25 +34,25 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 const (
-	benchRows      = 10_000_000
-	benchBatchRows = 64 << 10
+	icebergBenchRows      = 10_000_000
+	icebergBenchBatchRows = 64 << 10
 )
 
-var benchSchema = arrow.NewSchema([]arrow.Field{
+var icebergBenchSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 	{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true},
 	{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
 }, nil)
 
-func benchBatches(rows int) []arrow.RecordBatch {
+func icebergBenchBatches(rows int) []arrow.RecordBatch {
 	mem := memory.NewGoAllocator()
-	b := array.NewRecordBuilder(mem, benchSchema)
+	b := array.NewRecordBuilder(mem, icebergBenchSchema)
 	defer b.Release()
 	regions := make([]string, 16)
 	for i := range regions {
@@ -61,7 +61,7 @@ func benchBatches(rows int) []arrow.RecordBatch {
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	var out []arrow.RecordBatch
 	for done := 0; done < rows; {
-		n := min(benchBatchRows, rows-done)
+		n := min(icebergBenchBatchRows, rows-done)
 		for i := done; i < done+n; i++ {
 			b.Field(0).(*array.Int64Builder).Append(int64(i))
 			b.Field(1).(*array.Float64Builder).Append(float64(i%100000) / 7)
@@ -74,16 +74,16 @@ func benchBatches(rows int) []arrow.RecordBatch {
 	return out
 }
 
-func benchSink(ctx context.Context, dir string, recs []arrow.RecordBatch, opts Options) (time.Duration, error) {
+func icebergBenchSink(ctx context.Context, dir string, recs []arrow.RecordBatch, opts apacheiceberg.Options) (time.Duration, error) {
 	start := time.Now()
 	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: dir})
 	if err != nil {
 		return 0, err
 	}
 	defer cat.Close()
-	s, err := sqlsink.New(sqlsink.Config{
-		Name: "bench", Provider: New(cat, opts), Table: catalogadapter.TableIdent{Namespace: []string{"db"}, Name: "bench"},
-		Schema: benchSchema, TempDir: filepath.Join(dir, "spill"),
+	s, err := New(Config{
+		Name: "bench", Provider: apacheiceberg.New(cat, opts), Table: catalogadapter.TableIdent{Namespace: []string{"db"}, Name: "bench"},
+		Schema: icebergBenchSchema, TempDir: filepath.Join(dir, "spill"),
 	})
 	if err != nil {
 		return 0, err
@@ -107,7 +107,7 @@ func benchSink(ctx context.Context, dir string, recs []arrow.RecordBatch, opts O
 	if err != nil {
 		return 0, err
 	}
-	if res.Rows != benchRows {
+	if res.Rows != icebergBenchRows {
 		return 0, fmt.Errorf("sink committed %d rows", res.Rows)
 	}
 	if err := s.Close(); err != nil {
@@ -123,7 +123,7 @@ func benchIcebergGo(ctx context.Context, dir string, recs []arrow.RecordBatch) (
 		return 0, err
 	}
 	defer cat.Close()
-	is, err := icetable.SchemaFromArrow(benchSchema)
+	is, err := icetable.SchemaFromArrow(icebergBenchSchema)
 	if err != nil {
 		return 0, err
 	}
@@ -131,25 +131,25 @@ func benchIcebergGo(ctx context.Context, dir string, recs []arrow.RecordBatch) (
 	if err != nil {
 		return 0, err
 	}
-	at := array.NewTableFromRecords(benchSchema, recs)
+	at := array.NewTableFromRecords(icebergBenchSchema, recs)
 	defer at.Release()
-	tbl, err = tbl.AppendTable(ctx, at, benchBatchRows, nil)
+	tbl, err = tbl.AppendTable(ctx, at, icebergBenchBatchRows, nil)
 	if err != nil {
 		return 0, err
 	}
-	if n := tbl.CurrentSnapshot().Summary.Properties["added-records"]; n != fmt.Sprint(benchRows) {
+	if n := tbl.CurrentSnapshot().Summary.Properties["added-records"]; n != fmt.Sprint(icebergBenchRows) {
 		return 0, fmt.Errorf("iceberg-go appended %s rows", n)
 	}
 	return time.Since(start), nil
 }
 
-// TestIngestRatio measures; it asserts nothing about speed.
-func TestIngestRatio(t *testing.T) {
+// TestIngestRatioIceberg measures; it asserts nothing about speed.
+func TestIngestRatioIceberg(t *testing.T) {
 	if os.Getenv("LAKESQL_BENCH") != "1" {
 		t.Skip("set LAKESQL_BENCH=1 to measure ingest throughput")
 	}
 	ctx := context.Background()
-	recs := benchBatches(benchRows)
+	recs := icebergBenchBatches(icebergBenchRows)
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -168,12 +168,12 @@ func TestIngestRatio(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		d, err := benchIcebergGo(ctx, t.TempDir(), recs)
 		best(&ref, d, err)
-		d, err = benchSink(ctx, t.TempDir(), recs, Options{})
+		d, err = icebergBenchSink(ctx, t.TempDir(), recs, apacheiceberg.Options{})
 		best(&sink, d, err)
-		d, err = benchSink(ctx, t.TempDir(), recs, Options{IcebergGoWriter: true})
+		d, err = icebergBenchSink(ctx, t.TempDir(), recs, apacheiceberg.Options{IcebergGoWriter: true})
 		best(&sinkGo, d, err)
 	}
-	rate := func(d time.Duration) float64 { return float64(benchRows) / d.Seconds() }
+	rate := func(d time.Duration) float64 { return float64(icebergBenchRows) / d.Seconds() }
 	t.Logf("sqlsink -> Iceberg (DuckDB COPY):        %.2fM rows/s (%v, best of %d)", rate(sink)/1e6, sink.Round(time.Millisecond), rounds)
 	t.Logf("sqlsink -> Iceberg (iceberg-go writer):  %.2fM rows/s (%v, best of %d)", rate(sinkGo)/1e6, sinkGo.Round(time.Millisecond), rounds)
 	t.Logf("iceberg-go Table.AppendTable:            %.2fM rows/s (%v, best of %d)", rate(ref)/1e6, ref.Round(time.Millisecond), rounds)
