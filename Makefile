@@ -47,7 +47,7 @@ fuzz: bin/versitygw
 	$(call fuzz1,FuzzParseTransform,60000,./catalogadapter)
 	$(call fuzz1,FuzzProviderInputs,600,./catalogadapter/deltalake)
 	$(call fuzz1,FuzzMachine,4000,./sqlsink)
-	$(call fuzz1,FuzzParse,300,./planner)
+	$(call fuzz1,FuzzParse,300,./sinkddl)
 	$(call fuzz1,FuzzCommandPackets,600,./planner/wire)
 	$(call fuzz1,FuzzInterpolate,1500,./driver)
 	$(call fuzz1,FuzzParseScript,100,./sqllogictest)

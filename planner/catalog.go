@@ -27,6 +27,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/intconv"
 	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -175,7 +176,7 @@ func gmsType(t arrow.DataType) (gms.Type, error) {
 		}
 		return types.TimestampMaxPrecision, nil
 	}
-	return nil, fmt.Errorf("%w: %s", ErrUnsupportedType, t)
+	return nil, fmt.Errorf("%w: %s", sinkddl.ErrUnsupportedType, t)
 }
 
 type table struct {
@@ -507,7 +508,7 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 		}
 		b.Append(arrow.Timestamp(x.UnixMicro()))
 	default:
-		return fmt.Errorf("%w: %s", ErrUnsupportedType, t)
+		return fmt.Errorf("%w: %s", sinkddl.ErrUnsupportedType, t)
 	}
 	return nil
 }

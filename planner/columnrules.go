@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lakesql/lakesql/internal/intconv"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // ErrDataTooLong marks a value longer than its column's declared length.
@@ -104,7 +105,7 @@ func ruleFor(sqlType string) columnRule {
 
 // columnRules returns the rules of the definition's columns, by name. A
 // sink that attached without columns declares none.
-func columnRules(def *CreateSink) map[string]columnRule {
+func columnRules(def *sinkddl.CreateSink) map[string]columnRule {
 	out := map[string]columnRule{}
 	if def == nil {
 		return out
@@ -120,7 +121,7 @@ func columnRules(def *CreateSink) map[string]columnRule {
 // fractionDigits returns the declared fractional-second digits of the
 // definition's DATETIME and TIMESTAMP columns, by name (0 when none are
 // written, as in MySQL).
-func fractionDigits(def *CreateSink) map[string]int {
+func fractionDigits(def *sinkddl.CreateSink) map[string]int {
 	out := map[string]int{}
 	if def == nil {
 		return out

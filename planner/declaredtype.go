@@ -16,6 +16,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	"github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // canonicalType splits a canonical spelling (resolveType's): a name, up to
@@ -143,7 +145,7 @@ var _ gms.Type = jsonText{}
 // wideDecimal marks a DECIMAL column whose scale go-mysql-server cannot
 // hold (above MaxDecimalScale, as Spark allows up to 38): it is read as its
 // text, every digit kept.
-func wideDecimal(t *arrow.Decimal128Type) bool { return t.Scale > MaxDecimalScale }
+func wideDecimal(t *arrow.Decimal128Type) bool { return t.Scale > sinkddl.MaxDecimalScale }
 
 // describeDecimal is the text type of a wide DECIMAL: a VARCHAR long enough
 // for every digit, the sign and the point.

@@ -1,7 +1,8 @@
-// Package planner turns SQL text into what lakesql executes. So far it holds
-// the parser of lakesql's own statements (CREATE SINK, DROP SINK, SHOW SINKS,
-// SHOW CREATE SINK, SHOW SINK STATUS) and the mapping of MySQL column types
-// to Arrow; the go-mysql-server integration will sit on top of them. The
-// parser wrapper asks IsLakesqlStatement first, so the MySQL parser never
-// sees a lakesql statement and errors in one come from here, with positions.
+// Package planner is lakesql's SQL front end over go-mysql-server: the
+// engine that holds the sinks, the sessions and their transactions, the
+// table adapter go-mysql-server plans INSERTs and SELECTs against, the
+// route of simple SELECTs to DuckDB, the CALL procedures and the MySQL
+// error codes. lakesql's own statements are parsed by sinkddl; the parser
+// wrapper (parser.go) asks sinkddl.IsLakesqlStatement first, so the MySQL
+// parser never sees one.
 package planner

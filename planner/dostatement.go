@@ -14,14 +14,16 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lakesql/lakesql/internal/sqlword"
 )
 
 // injectDo returns the injected statement for DO; ok is false when query
 // is not a DO, or when its expressions do not parse (then the MySQL
 // parser reports the syntax error of the whole query).
 func (p *gmsParser) injectDo(query string) (ast.Statement, bool) {
-	w, end := leadingWord(query, 0)
-	if !keywordIs(w, "DO") {
+	w, end := sqlword.Leading(query, 0)
+	if !sqlword.Is(w, "DO") {
 		return nil, false
 	}
 	st, err := p.mysql.ParseSimple("SELECT " + strings.TrimSpace(query[end:]))

@@ -29,7 +29,9 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/secret"
+	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/internal/storageloc"
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
@@ -191,8 +193,8 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	e.buffers, e.stopJanitor = startSinkBuffers(opts.MaxOpenSinks, opts.SinkIdleTimeout)
 	for _, r := range records {
 		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
-		st, perr := Parse(r.Statement)
-		if cs, ok := st.(*CreateSink); perr == nil && ok {
+		st, perr := sinkddl.Parse(r.Statement)
+		if cs, ok := st.(*sinkddl.CreateSink); perr == nil && ok {
 			h.def = cs
 			h.table = e.tableKey(cs, r.Path)
 			h.areas = e.sinkAreas(cs, r.Path)
@@ -254,7 +256,7 @@ func (e *Engine) Close() error {
 type sinkHandle struct {
 	engine    *Engine
 	rec       sinkRecord
-	def       *CreateSink
+	def       *sinkddl.CreateSink
 	defErr    error
 	persisted bool
 	// creating: CREATE SINK reserved the name and is still creating the
@@ -354,7 +356,7 @@ func (h *sinkHandle) release() { <-h.lock }
 // openSink opens a sink. existing says the definition comes from the
 // registry: its table must be there already, or the sink was dropped
 // underneath, and a new empty table must not silently replace it.
-func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, existing bool) (*sqlsink.Sink, error) {
+func (e *Engine) openSink(ctx context.Context, cs *sinkddl.CreateSink, path string, existing bool) (*sqlsink.Sink, error) {
 	cfg, err := e.sinkConfig(ctx, cs, path)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
@@ -363,7 +365,7 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 		if _, err := cfg.Provider.TableSpec(ctx, cfg.Table); err != nil {
 			if errors.Is(err, catalogadapter.ErrNoTable) {
 				return nil, fmt.Errorf("sink %s: its table at %s is gone (DROP SINK %s forgets the definition): %w",
-					cs.Name, path, quoteIdent(cs.Name), err)
+					cs.Name, path, sqlquote.MySQLIdent(cs.Name), err)
 			}
 			return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 		}
@@ -397,24 +399,24 @@ func (e *Engine) openSink(ctx context.Context, cs *CreateSink, path string, exis
 
 // tableKey names the table a definition writes to, with its format and,
 // for Iceberg, its catalog; path is the resolved location.
-func (e *Engine) tableKey(cs *CreateSink, path string) string {
-	if cs.Format != FormatIceberg {
+func (e *Engine) tableKey(cs *sinkddl.CreateSink, path string) string {
+	if cs.Format != sinkddl.FormatIceberg {
 		// A stored location may predate canonical ones: compare resolved.
-		return FormatDelta + "\x00" + canonicalLocation(path)
+		return sinkddl.FormatDelta + "\x00" + canonicalLocation(path)
 	}
 	so, _ := parseOptions(cs.Format, cs.Options)
 	props, err := e.catalogProperties(so, false)
 	if err != nil {
 		props = so.catalog
 	}
-	return FormatIceberg + "\x00" + e.catalogIdentity(props) + "\x00" + path
+	return sinkddl.FormatIceberg + "\x00" + e.catalogIdentity(props) + "\x00" + path
 }
 
 // resolveTarget resolves a definition's location: a Delta location to an
 // absolute path within the allowed roots, an Iceberg one to its canonical
 // namespace.table, its catalog's local paths checked against the roots.
-func (e *Engine) resolveTarget(cs *CreateSink, so sinkOptions) (string, error) {
-	if cs.Format != FormatIceberg {
+func (e *Engine) resolveTarget(cs *sinkddl.CreateSink, so sinkOptions) (string, error) {
+	if cs.Format != sinkddl.FormatIceberg {
 		p, err := resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
 		if err != nil || storageloc.IsLocation(p) {
 			return p, err
@@ -514,24 +516,24 @@ func (e *Engine) Exec(ctx context.Context, s *Session, query string) (*Result, e
 	return s.execGMS(ctx, query)
 }
 
-func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Result, error) {
+func (e *Engine) execLakesql(ctx context.Context, s *Session, st sinkddl.Statement) (*Result, error) {
 	if err := e.checkLakesql(ctx, st); err != nil {
 		return nil, err
 	}
 	switch st := st.(type) {
-	case *CreateSink:
+	case *sinkddl.CreateSink:
 		if err := s.commitBeforeDDL(ctx); err != nil {
 			return nil, err
 		}
 		return e.createSink(ctx, st)
-	case *DropSink:
+	case *sinkddl.DropSink:
 		if err := s.commitBeforeDDL(ctx); err != nil {
 			return nil, err
 		}
 		return e.dropSink(ctx, st)
-	case *ShowSinks:
+	case *sinkddl.ShowSinks:
 		return e.visibleRows(ctx, e.showSinks()), nil
-	case *ShowCreateSink:
+	case *sinkddl.ShowCreateSink:
 		h, ok := e.lookup(st.Name)
 		if !ok {
 			return nil, fmt.Errorf("%w: sink %s", ErrNoSink, st.Name)
@@ -541,7 +543,7 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st Statement) (*Re
 			shown = shownStatement(h.def)
 		}
 		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, shown}}}, nil
-	case *ShowSinkStatus:
+	case *sinkddl.ShowSinkStatus:
 		res, err := e.showSinkStatus(ctx, st.Name)
 		return e.visibleRows(ctx, res), err
 	}
@@ -554,7 +556,7 @@ var ErrNoSink = errors.New("no such sink")
 // ErrSinkExists marks CREATE SINK of a name that is taken.
 var ErrSinkExists = errors.New("sink already exists")
 
-func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error) {
+func (e *Engine) createSink(ctx context.Context, cs *sinkddl.CreateSink) (*Result, error) {
 	so, err := parseOptions(cs.Format, cs.Options)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
@@ -624,7 +626,7 @@ func (e *Engine) createSink(ctx context.Context, cs *CreateSink) (*Result, error
 	return &Result{}, nil
 }
 
-func (e *Engine) dropSink(ctx context.Context, ds *DropSink) (*Result, error) {
+func (e *Engine) dropSink(ctx context.Context, ds *sinkddl.DropSink) (*Result, error) {
 	if ds.Purge {
 		return nil, fmt.Errorf("%w: DROP SINK ... PURGE", ErrNotSupported)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/internal/deltatest"
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -283,7 +284,7 @@ func TestBadInput(t *testing.T) {
 	}
 	te.fails(s, "CREATE SINK x INTO DELTA 'lake/missing'", "")
 	err = te.fails(s, "CREATE SINK x INTO PARQUET 'lake/x' (id BIGINT)", "syntax error at position 20")
-	if se := new(SyntaxError); !errors.As(err, &se) {
+	if se := new(sinkddl.SyntaxError); !errors.As(err, &se) {
 		t.Errorf("syntax error: %T %v is not a *SyntaxError", err, err)
 	}
 	for q, want := range map[string]int{

@@ -10,6 +10,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/delta"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
@@ -35,7 +36,7 @@ func MySQLError(err error) *mysql.SQLError {
 		return mysql.NewSQLError(e.Num, e.State, "%s", err.Error())
 	}
 	code := 0
-	var syn *SyntaxError
+	var syn *sinkddl.SyntaxError
 	var noGrant errNoGrant
 	var exists errFileExists
 	var notFound errFileNotFound
@@ -58,7 +59,7 @@ func MySQLError(err error) *mysql.SQLError {
 		// log or manifest named a file outside the table and the allowed
 		// roots.
 		code = mysql.EROptionPreventsStatement
-	case errors.Is(err, ErrUnsupportedType), errors.Is(err, ErrUnsupported), errors.Is(err, ErrNotSupported),
+	case errors.Is(err, sinkddl.ErrUnsupportedType), errors.Is(err, sinkddl.ErrUnsupported), errors.Is(err, ErrNotSupported),
 		errors.Is(err, catalogadapter.ErrUnsupported):
 		code = mysql.ERNotSupportedYet
 	case errors.Is(err, catalogadapter.ErrCorrupt):
@@ -72,12 +73,12 @@ func MySQLError(err error) *mysql.SQLError {
 		// FEDERATED engine's): not 1205, which clients retry as a lock
 		// wait, nor 3024, the statement's own max_execution_time.
 		code = erConnectToForeignDataSource
-	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, ErrInvalidDefinition),
+	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, sinkddl.ErrInvalidDefinition),
 		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, errCatalog), errors.Is(err, catalogadapter.ErrInvalid):
 		code = mysql.ERWrongArguments
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
 		code = mysql.ERTruncatedWrongValueForField
-	case errors.Is(err, ErrTooBigScale):
+	case errors.Is(err, sinkddl.ErrTooBigScale):
 		code = erTooBigScale
 	case errors.Is(err, ErrDataTooLong):
 		code = mysql.ERDataTooLong

@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // FilesDir is the folder of the data directory that SQL's file functions
@@ -245,7 +247,7 @@ func (e *Engine) sinkFolders() map[string]string {
 	for _, h := range handles {
 		var loc string
 		switch {
-		case h.rec.Format != FormatIceberg:
+		case h.rec.Format != sinkddl.FormatIceberg:
 			loc = h.rec.Path
 		case h.def != nil:
 			so, err := parseOptions(h.def.Format, h.def.Options)

@@ -14,12 +14,14 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lakesql/lakesql/internal/sqlword"
 )
 
 // injectFlushHosts returns the injected statement for FLUSH [LOCAL |
 // NO_WRITE_TO_BINLOG] HOSTS; ok is false for any other query.
 func (p *gmsParser) injectFlushHosts(_ context.Context, query string) (ast.Statement, bool) {
-	if w, _ := leadingWord(query, 0); !keywordIs(w, "FLUSH") {
+	if w, _ := sqlword.Leading(query, 0); !sqlword.Is(w, "FLUSH") {
 		return nil, false
 	}
 	st, err := p.mysql.ParseSimple(query)

@@ -27,6 +27,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
 	"github.com/lakesql/lakesql/internal/bytesize"
 	"github.com/lakesql/lakesql/internal/storageloc"
+	"github.com/lakesql/lakesql/sinkddl"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -189,7 +190,7 @@ func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 // icebergSchema is the sink's schema as an Iceberg table stores it (small
 // integers widened, see apacheiceberg.StoredSchema), so that a sink that
 // creates its table matches it; column comments become the fields' docs.
-func icebergSchema(cols []ColumnDef) (*arrow.Schema, error) {
+func icebergSchema(cols []sinkddl.ColumnDef) (*arrow.Schema, error) {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
@@ -199,7 +200,7 @@ func icebergSchema(cols []ColumnDef) (*arrow.Schema, error) {
 	}
 	s, err := apacheiceberg.StoredSchema(arrow.NewSchema(fields, nil))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnsupportedType, err)
+		return nil, fmt.Errorf("%w: %w", sinkddl.ErrUnsupportedType, err)
 	}
 	return s, nil
 }
@@ -208,13 +209,13 @@ func icebergSchema(cols []ColumnDef) (*arrow.Schema, error) {
 // storage.* secrets and the secrets among catalog.* values masked (tableformat/iceberg decides what
 // a secret is: tokens, passwords, keys, credentials, passwords in URIs).
 // The registry keeps the real values, to open the catalog again.
-func shownStatement(def *CreateSink) string {
+func shownStatement(def *sinkddl.CreateSink) string {
 	c := *def
 	c.IfNotExists = false
 	c.Options = slices.Clone(def.Options)
 	for i, o := range c.Options {
 		if v, masked := maskStorageSecret(o.Key, o.Value); masked {
-			c.Options[i].Value, c.Options[i].Kind = v, OptionString
+			c.Options[i].Value, c.Options[i].Kind = v, sinkddl.OptionString
 			continue
 		}
 		k, ok := strings.CutPrefix(o.Key, catalogPrefix)
@@ -222,7 +223,7 @@ func shownStatement(def *CreateSink) string {
 			continue
 		}
 		if v := icetable.RedactProperties(map[string]string{k: o.Value})[k]; v != o.Value {
-			c.Options[i].Value, c.Options[i].Kind = v, OptionString
+			c.Options[i].Value, c.Options[i].Kind = v, sinkddl.OptionString
 		}
 	}
 	return c.String()

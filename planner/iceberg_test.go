@@ -14,6 +14,7 @@ import (
 	icego "github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/sinkddl"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -447,12 +448,12 @@ func TestIcebergOptions(t *testing.T) {
 // (s3.access-key-id); such keys are written bare or in backquotes, and
 // SHOW CREATE SINK renders them so that they read back the same.
 func TestDashedOptionKeys(t *testing.T) {
-	st, err := Parse("CREATE SINK s INTO ICEBERG 'a.b' WITH (catalog.s3.access-key-id = 'x', catalog.`rest.sigv4-enabled` = 'true', " +
+	st, err := sinkddl.Parse("CREATE SINK s INTO ICEBERG 'a.b' WITH (catalog.s3.access-key-id = 'x', catalog.`rest.sigv4-enabled` = 'true', " +
 		"catalog.`odd key` = 1, catalog.client-2 = 'y')")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := st.(*CreateSink)
+	cs := st.(*sinkddl.CreateSink)
 	var keys []string
 	for _, o := range cs.Options {
 		keys = append(keys, o.Key)
@@ -464,7 +465,7 @@ func TestDashedOptionKeys(t *testing.T) {
 	if !strings.Contains(text, "catalog.s3.access-key-id = 'x'") || !strings.Contains(text, "catalog.`odd key` = 1") {
 		t.Errorf("rendered %s", text)
 	}
-	again, err := Parse(text)
+	again, err := sinkddl.Parse(text)
 	if err != nil || !cmp.Equal(again, st) {
 		t.Errorf("%s reads back as %+v, %v", text, again, err)
 	}
@@ -473,7 +474,7 @@ func TestDashedOptionKeys(t *testing.T) {
 		"CREATE SINK s INTO ICEBERG 'a.b' WITH (catalog.s3.access -key = 'x')",
 		"CREATE SINK s INTO ICEBERG 'a.b' WITH (catalog.`` = 'x')",
 	} {
-		if _, err := Parse(bad); err == nil {
+		if _, err := sinkddl.Parse(bad); err == nil {
 			t.Errorf("%s: parsed", bad)
 		}
 	}

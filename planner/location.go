@@ -19,6 +19,7 @@ import (
 
 	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/internal/subtree"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // canonicalPath returns the absolute path p with the symlinks of its
@@ -239,8 +240,8 @@ func collide(a, o sinkArea) error {
 // sinkAreas lists the places a definition writes to, canonical; path is
 // its resolved location. Errors leave an area out: a stored definition
 // that cannot be read fails when it is used.
-func (e *Engine) sinkAreas(cs *CreateSink, path string) []sinkArea {
-	if cs.Format != FormatIceberg {
+func (e *Engine) sinkAreas(cs *sinkddl.CreateSink, path string) []sinkArea {
+	if cs.Format != sinkddl.FormatIceberg {
 		return []sinkArea{{kind: areaDeltaTable, path: canonicalLocation(path)}}
 	}
 	so, err := parseOptions(cs.Format, cs.Options)

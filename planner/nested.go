@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -149,7 +150,7 @@ func writeLeaf(b *bytes.Buffer, v any, t arrow.DataType) error {
 		}
 		writeJSONString(b, x.UTC().Format(layout))
 	default:
-		return fmt.Errorf("%w: a %s value (%T) inside a nested column", ErrUnsupportedType, t, v)
+		return fmt.Errorf("%w: a %s value (%T) inside a nested column", sinkddl.ErrUnsupportedType, t, v)
 	}
 	return nil
 }

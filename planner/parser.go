@@ -18,6 +18,9 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lakesql/lakesql/internal/sqlword"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 type gmsParser struct {
@@ -74,8 +77,8 @@ func (p *gmsParser) bounded(st ast.Statement) ast.Statement {
 // inject returns the injected statement for a lakesql statement or a
 // routed SELECT; ok is false when the MySQL parser must parse query.
 func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bool, error) {
-	if IsLakesqlStatement(query) {
-		st, err := Parse(query)
+	if sinkddl.IsLakesqlStatement(query) {
+		st, err := sinkddl.Parse(query)
 		// go-mysql-server turns a parser's error into a plain syntax
 		// error; a node that fails when run keeps lakesql's typed
 		// *SyntaxError or *DefinitionError for the caller.
@@ -106,7 +109,7 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 	if err := refuseOnDuplicate(query); err != nil {
 		return ast.InjectedStatement{Auth: injectedAuth, Statement: &lakesqlNode{engine: p.engine, err: err}}, true, nil
 	}
-	if w, _ := leadingWord(query, 0); keywordIs(w, "SELECT") && !p.engine.noRoute(gctx) {
+	if w, _ := sqlword.Leading(query, 0); sqlword.Is(w, "SELECT") && !p.engine.noRoute(gctx) {
 		plan, err := p.engine.planDuck(gctx, query)
 		if err == nil && !p.engine.has(gctx, plan.h.rec.Name, gms.PrivilegeType_Select) {
 			// go-mysql-server's planner refuses it.
@@ -127,7 +130,7 @@ func (p *gmsParser) inject(ctx context.Context, query string) (ast.Statement, bo
 // holds no index to find the duplicate by, and go-mysql-server would
 // insert the row as written, silently.
 func refuseOnDuplicate(query string) error {
-	if w, _ := leadingWord(query, 0); !keywordIs(w, "INSERT") || !strings.Contains(strings.ToUpper(query), "DUPLICATE") {
+	if w, _ := sqlword.Leading(query, 0); !sqlword.Is(w, "INSERT") || !strings.Contains(strings.ToUpper(query), "DUPLICATE") {
 		return nil
 	}
 	st, err := gms.GlobalParser.ParseSimple(query)
@@ -143,7 +146,7 @@ func refuseOnDuplicate(query string) error {
 // lakesqlNode runs one of lakesql's own statements.
 type lakesqlNode struct {
 	engine *Engine
-	st     Statement
+	st     sinkddl.Statement
 	err    error // the statement did not parse, or is refused
 }
 
@@ -170,7 +173,7 @@ func (n *lakesqlNode) WithChildren(children ...gms.Node) (gms.Node, error) {
 
 func (n *lakesqlNode) IsReadOnly() bool {
 	switch n.st.(type) {
-	case *ShowSinks, *ShowCreateSink, *ShowSinkStatus, nil:
+	case *sinkddl.ShowSinks, *sinkddl.ShowCreateSink, *sinkddl.ShowSinkStatus, nil:
 		return true
 	}
 	return false
@@ -186,11 +189,11 @@ func (n *lakesqlNode) Schema() gms.Schema {
 		return s
 	}
 	switch n.st.(type) {
-	case *ShowSinks:
+	case *sinkddl.ShowSinks:
 		return text("Sink", "Format", "Location", "Mode")
-	case *ShowCreateSink:
+	case *sinkddl.ShowCreateSink:
 		return text("Sink", "Create Sink")
-	case *ShowSinkStatus:
+	case *sinkddl.ShowSinkStatus:
 		s := text("Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error")
 		for _, i := range []int{2, 3, 4, 5} {
 			s[i].Type = types.Int64

@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // partitionSpec is PARTITION BY as the catalog adapter spells it.
-func partitionSpec(exprs []PartitionExpr) catalogadapter.PartitionSpec {
+func partitionSpec(exprs []sinkddl.PartitionExpr) catalogadapter.PartitionSpec {
 	var spec catalogadapter.PartitionSpec
 	for _, p := range exprs {
 		kind := catalogadapter.TransformKind(p.Transform)
@@ -28,7 +29,7 @@ func partitionSpec(exprs []PartitionExpr) catalogadapter.PartitionSpec {
 
 // samePartitioning checks the table's partitioning against PARTITION BY:
 // a sink that declares one must get it, not an existing table's other one.
-func samePartitioning(want []PartitionExpr, got catalogadapter.PartitionSpec) error {
+func samePartitioning(want []sinkddl.PartitionExpr, got catalogadapter.PartitionSpec) error {
 	w := partitionSpec(want).Fields
 	same := len(w) == len(got.Fields)
 	for i := 0; same && i < len(w); i++ {
@@ -44,9 +45,9 @@ func samePartitioning(want []PartitionExpr, got catalogadapter.PartitionSpec) er
 		}
 		parts := make([]string, len(fs))
 		for i, f := range fs {
-			parts[i] = PartitionExpr{Column: f.Name, Transform: string(f.Transform.Kind), Param: f.Transform.Param}.String()
+			parts[i] = sinkddl.PartitionExpr{Column: f.Name, Transform: string(f.Transform.Kind), Param: f.Transform.Param}.String()
 		}
 		return "PARTITION BY (" + strings.Join(parts, ", ") + ")"
 	}
-	return fmt.Errorf("%w: the table is %s, the sink says %s", ErrInvalidDefinition, show(got.Fields), show(w))
+	return fmt.Errorf("%w: the table is %s, the sink says %s", sinkddl.ErrInvalidDefinition, show(got.Fields), show(w))
 }

@@ -37,6 +37,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 	goerrors "gopkg.in/src-d/go-errors.v1"
+
+	"github.com/lakesql/lakesql/internal/sqlword"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // The refusals, in MySQL's words; gmserrors.go gives them their codes
@@ -117,25 +120,25 @@ func (e *Engine) visible(ctx *gms.Context, table string) bool {
 
 // checkLakesql refuses one of lakesql's own statements the session may
 // not run.
-func (e *Engine) checkLakesql(ctx context.Context, st Statement) error {
+func (e *Engine) checkLakesql(ctx context.Context, st sinkddl.Statement) error {
 	gctx, ok := ctx.(*gms.Context)
 	if !ok || e.privileges(gctx) == nil {
 		return nil
 	}
 	switch st := st.(type) {
-	case *CreateSink:
+	case *sinkddl.CreateSink:
 		if !e.has(gctx, st.Name, gms.PrivilegeType_Create) {
 			return tableDenied(gctx, "CREATE", st.Name)
 		}
-	case *DropSink:
+	case *sinkddl.DropSink:
 		if !e.has(gctx, st.Name, gms.PrivilegeType_Drop) {
 			return tableDenied(gctx, "DROP", st.Name)
 		}
-	case *ShowCreateSink:
+	case *sinkddl.ShowCreateSink:
 		if !e.visible(gctx, st.Name) {
 			return tableDenied(gctx, "SHOW", st.Name)
 		}
-	case *ShowSinkStatus:
+	case *sinkddl.ShowSinkStatus:
 		if st.Name != "" && !e.visible(gctx, st.Name) {
 			return tableDenied(gctx, "SHOW", st.Name)
 		}
@@ -446,11 +449,11 @@ func (e *Engine) checkAccountStatement(query string) error {
 	if e.gms.Analyzer.Catalog.MySQLDb.Enabled() {
 		return nil
 	}
-	first, i := leadingWord(query, 0)
-	second, _ := leadingWord(query, i)
+	first, i := sqlword.Leading(query, 0)
+	second, _ := sqlword.Leading(query, i)
 	isAny := func(w string, keywords ...string) bool {
 		for _, k := range keywords {
-			if keywordIs(w, k) {
+			if sqlword.Is(w, k) {
 				return true
 			}
 		}

@@ -26,6 +26,10 @@ import (
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/internal/sqlword"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // The procedures' names.
@@ -48,33 +52,35 @@ type procedure struct {
 	required int      // how many of params must be passed
 	// build turns the arguments (len(params) of them, the ones not passed
 	// empty) into the statement the procedure runs.
-	build func(args []string) (Statement, error)
+	build func(args []string) (sinkddl.Statement, error)
 	// sample is a statement of the kind build returns: it gives the result
 	// columns, the same as the text form's.
-	sample Statement
+	sample sinkddl.Statement
 }
 
 var procedures = []*procedure{
 	{name: procCreateSink, params: []string{"name", "format", "location", "columns", "partition_by", "options"},
-		required: 3, sample: &CreateSink{},
-		build: func(a []string) (Statement, error) { return buildCreateSink(procCreateSink, false, a) }},
+		required: 3, sample: &sinkddl.CreateSink{},
+		build: func(a []string) (sinkddl.Statement, error) { return buildCreateSink(procCreateSink, false, a) }},
 	{name: procCreateSinkIfNotExists, params: []string{"name", "format", "location", "columns", "partition_by", "options"},
-		required: 3, sample: &CreateSink{},
-		build: func(a []string) (Statement, error) { return buildCreateSink(procCreateSinkIfNotExists, true, a) }},
-	{name: procDropSink, params: []string{"name", "if_exists"}, required: 1, sample: &DropSink{},
+		required: 3, sample: &sinkddl.CreateSink{},
+		build: func(a []string) (sinkddl.Statement, error) {
+			return buildCreateSink(procCreateSinkIfNotExists, true, a)
+		}},
+	{name: procDropSink, params: []string{"name", "if_exists"}, required: 1, sample: &sinkddl.DropSink{},
 		build: buildDropSink},
-	{name: procShowSinks, sample: &ShowSinks{},
-		build: func([]string) (Statement, error) { return &ShowSinks{}, nil }},
-	{name: procShowCreateSink, params: []string{"name"}, required: 1, sample: &ShowCreateSink{},
-		build: func(a []string) (Statement, error) {
+	{name: procShowSinks, sample: &sinkddl.ShowSinks{},
+		build: func([]string) (sinkddl.Statement, error) { return &sinkddl.ShowSinks{}, nil }},
+	{name: procShowCreateSink, params: []string{"name"}, required: 1, sample: &sinkddl.ShowCreateSink{},
+		build: func(a []string) (sinkddl.Statement, error) {
 			if a[0] == "" {
 				return nil, argError(procShowCreateSink, "name", "the sink name must be given (not NULL or empty)")
 			}
-			return reparse(procShowCreateSink, (&ShowCreateSink{Name: a[0]}).String())
+			return reparse(procShowCreateSink, (&sinkddl.ShowCreateSink{Name: a[0]}).String())
 		}},
-	{name: procSinkStatus, params: []string{"name"}, sample: &ShowSinkStatus{},
-		build: func(a []string) (Statement, error) {
-			return reparse(procSinkStatus, (&ShowSinkStatus{Name: a[0]}).String())
+	{name: procSinkStatus, params: []string{"name"}, sample: &sinkddl.ShowSinkStatus{},
+		build: func(a []string) (sinkddl.Statement, error) {
+			return reparse(procSinkStatus, (&sinkddl.ShowSinkStatus{Name: a[0]}).String())
 		}},
 }
 
@@ -112,7 +118,7 @@ func lookupProcedure(name string) *procedure {
 	for _, pr := range procedures {
 		// ASCII case only, as keywords: Unicode folding would let
 		// "lakeſql_show_sinks" pass.
-		if asciiLower(name) == pr.name {
+		if sqlword.LowerASCII(name) == pr.name {
 			return pr
 		}
 	}
@@ -170,8 +176,8 @@ func argError(proc, param, msg string) error {
 }
 
 // reparse parses the statement a procedure wrote.
-func reparse(proc, text string) (Statement, error) {
-	st, err := Parse(text)
+func reparse(proc, text string) (sinkddl.Statement, error) {
+	st, err := sinkddl.Parse(text)
 	if err != nil {
 		return nil, &procStatementError{proc: proc, text: text, err: err}
 	}
@@ -192,7 +198,7 @@ func (e *procStatementError) Error() string {
 
 func (e *procStatementError) Unwrap() error { return e.err }
 
-func buildDropSink(a []string) (Statement, error) {
+func buildDropSink(a []string) (sinkddl.Statement, error) {
 	if a[0] == "" {
 		return nil, argError(procDropSink, "name", "the sink name must be given (not NULL or empty)")
 	}
@@ -200,25 +206,25 @@ func buildDropSink(a []string) (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reparse(procDropSink, (&DropSink{Name: a[0], IfExists: ifExists}).String())
+	return reparse(procDropSink, (&sinkddl.DropSink{Name: a[0], IfExists: ifExists}).String())
 }
 
 // flagArgument reads a true/false argument: 1, 0, TRUE, FALSE (as MySQL
 // passes TRUE and FALSE to a string parameter: '1' and '0'), or not given.
 func flagArgument(proc, param, v string) (bool, error) {
-	switch asciiLower(strings.TrimSpace(v)) {
+	switch sqlword.LowerASCII(strings.TrimSpace(v)) {
 	case "", "0", "false":
 		return false, nil
 	case "1", "true":
 		return true, nil
 	}
-	return false, argError(proc, param, "expected 1, 0, TRUE or FALSE, got "+quoteString(v))
+	return false, argError(proc, param, "expected 1, 0, TRUE or FALSE, got "+sqlquote.MySQLString(v))
 }
 
 // buildCreateSink writes CREATE SINK from the procedure's arguments: name,
 // format, location, then the text inside the parentheses of the column
 // list, of PARTITION BY and of WITH, each optional.
-func buildCreateSink(proc string, ifNotExists bool, a []string) (Statement, error) {
+func buildCreateSink(proc string, ifNotExists bool, a []string) (sinkddl.Statement, error) {
 	name, format, location := a[0], a[1], a[2]
 	if name == "" {
 		return nil, argError(proc, "name", "the sink name must be given (not NULL or empty)")
@@ -228,86 +234,31 @@ func buildCreateSink(proc string, ifNotExists bool, a []string) (Statement, erro
 	if ifNotExists {
 		b.WriteString("IF NOT EXISTS ")
 	}
-	b.WriteString(quoteIdent(name))
-	switch asciiLower(strings.TrimSpace(format)) {
-	case FormatDelta:
+	b.WriteString(sqlquote.MySQLIdent(name))
+	switch sqlword.LowerASCII(strings.TrimSpace(format)) {
+	case sinkddl.FormatDelta:
 		b.WriteString(" INTO DELTA ")
-	case FormatIceberg:
+	case sinkddl.FormatIceberg:
 		b.WriteString(" INTO ICEBERG ")
 	default:
-		return nil, argError(proc, "format", "expected 'delta' or 'iceberg', got "+quoteString(format))
+		return nil, argError(proc, "format", "expected 'delta' or 'iceberg', got "+sqlquote.MySQLString(format))
 	}
 	if location == "" {
 		return nil, argError(proc, "location", "the table location must be given (not NULL or empty)")
 	}
-	b.WriteString(quoteString(location))
-	lists := []struct {
-		param, clause string
-		read          func(p *parser, st *createState) error
-	}{
-		{"columns", " (", (*parser).columns},
-		{"partition_by", " PARTITION BY (", (*parser).partitions},
-		{"options", " WITH (", func(p *parser, st *createState) error { return p.options(st.sink) }},
-	}
-	for i, l := range lists {
+	b.WriteString(sqlquote.MySQLString(location))
+	for i, l := range []sinkddl.List{sinkddl.ColumnList, sinkddl.PartitionList, sinkddl.OptionList} {
 		text := a[3+i]
 		if strings.TrimSpace(text) == "" {
 			continue
 		}
-		closing := listClosing(text)
-		if err := checkListArgument(proc, l.param, text, closing, l.read); err != nil {
-			return nil, err
+		clause, err := sinkddl.ListClause(l, text)
+		if err != nil {
+			return nil, &procArgumentError{proc: proc, param: l.Param(), err: err}
 		}
-		b.WriteString(l.clause + text + closing)
+		b.WriteString(clause)
 	}
 	return reparse(proc, b.String())
-}
-
-// listClosing is what closes a list argument's parentheses: a newline
-// first when the text may end inside a "--" or "#" comment, which the
-// newline ends.
-func listClosing(text string) string {
-	if strings.Contains(text, "#") || strings.Contains(text, "--") {
-		return "\n)"
-	}
-	return ")"
-}
-
-// checkListArgument parses text as the inside of one parenthesized list,
-// with the parser of CREATE SINK, and requires that the list's closing
-// parenthesis, which the procedure adds, ends it. Since tokens do not
-// depend on what precedes them, the list then reads the same inside the
-// statement the procedure writes: it cannot close early and go on with a
-// clause of its own.
-func checkListArgument(proc, param, text, closing string, read func(*parser, *createState) error) error {
-	src := text + closing
-	p := &parser{src: src, lex: lexer{src: src}}
-	// The opening parenthesis, which the procedure writes before the text.
-	p.tok = token{kind: tokPunct, text: "(", pos: 0, end: 0}
-	st := &createState{sink: &CreateSink{}}
-	err := read(p, st)
-	if err == nil && p.tok.kind != tokEOF {
-		err = p.syntaxErr(p.tok, "the %s argument is one list, without its parentheses: it must end here", param)
-	}
-	if err == nil {
-		return nil
-	}
-	// Positions past the text are the added parenthesis: the end of the argument.
-	switch e := err.(type) {
-	case *SyntaxError:
-		if e.Pos > len(text) {
-			c := *e
-			c.Pos, c.Near = len(text)+1, ""
-			err = &c
-		}
-	case *DefinitionError:
-		if e.Pos > len(text) {
-			c := *e
-			c.Pos, c.Near = len(text)+1, ""
-			err = &c
-		}
-	}
-	return &procArgumentError{proc: proc, param: param, err: err}
 }
 
 // procArgumentError is an error in one list argument; its positions count

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // The README's type table is rendered from MySQLTypeTable, so that the
@@ -19,7 +21,7 @@ const (
 func renderTypeTable() string {
 	var b strings.Builder
 	b.WriteString("| MySQL type | Arrow | Delta | Iceberg | notes |\n| --- | --- | --- | --- | --- |\n")
-	for _, m := range MySQLTypeTable() {
+	for _, m := range sinkddl.MySQLTypeTable() {
 		arrowName, delta, iceberg := m.ArrowName, m.Delta, m.Iceberg
 		if m.Arrow == nil {
 			arrowName, delta, iceberg = "refused", "", ""

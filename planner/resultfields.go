@@ -13,6 +13,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
+
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // DescribeFields corrects the result fields that come from sink columns.
@@ -57,7 +59,7 @@ func (e *Engine) DescribeFields(fields []*querypb.Field) {
 // as many fraction digits as its field's Decimals.
 func PadFractions(fields []*querypb.Field, rows [][]sqltypes.Value) {
 	for c, f := range fields {
-		if (f.Type != sqltypes.Datetime && f.Type != sqltypes.Timestamp) || f.Decimals == 0 || f.Decimals > maxFraction {
+		if (f.Type != sqltypes.Datetime && f.Type != sqltypes.Timestamp) || f.Decimals == 0 || f.Decimals > sinkddl.MaxFraction {
 			continue
 		}
 		for _, row := range rows {

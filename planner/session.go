@@ -36,6 +36,7 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/lakesql/lakesql/internal/intconv"
+	"github.com/lakesql/lakesql/internal/sqlword"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -752,7 +753,7 @@ func (s *Session) execGMS(ctx context.Context, query string) (*Result, error) {
 // statement sees the same columns whatever ran since it was prepared.
 func (s *Session) opColumnShown(ctx *gms.Context) bool {
 	q := ctx.Query()
-	if w, _ := leadingWord(q, 0); keywordIs(w, "EXECUTE") {
+	if w, _ := sqlword.Leading(q, 0); sqlword.Is(w, "EXECUTE") {
 		return s.preparedNamesOp(q)
 	}
 	s.mu.Lock()
@@ -785,8 +786,8 @@ func (s *Session) preparedNamesOp(query string) bool {
 // list names the changelog column _op, or PREPARE of one (whose text is
 // bound, and so planned, when it is prepared).
 func namesOpColumn(ctx *gms.Context, query string) bool {
-	w, _ := leadingWord(query, 0)
-	if !keywordIs(w, "PREPARE") && !strings.Contains(strings.ToLower(query), sqlsink.OpColumn) {
+	w, _ := sqlword.Leading(query, 0)
+	if !sqlword.Is(w, "PREPARE") && !strings.Contains(strings.ToLower(query), sqlsink.OpColumn) {
 		return false
 	}
 	st, err := gms.GlobalParser.ParseSimple(query)

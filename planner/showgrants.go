@@ -15,7 +15,6 @@ package planner
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
@@ -23,6 +22,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/internal/sqlword"
 )
 
 // errNoGrant is MySQL's 1141 for SHOW GRANTS FOR an account that does not exist.
@@ -36,9 +38,9 @@ func (e errNoGrant) Error() string {
 // false for any other query. The account is found here, where the session
 // is known, since the result's column is named after it.
 func (p *gmsParser) injectShowGrants(ctx context.Context, query string) (ast.Statement, bool) {
-	first, i := leadingWord(query, 0)
-	second, _ := leadingWord(query, i)
-	if !keywordIs(first, "SHOW") || !keywordIs(second, "GRANTS") {
+	first, i := sqlword.Leading(query, 0)
+	second, _ := sqlword.Leading(query, i)
+	if !sqlword.Is(first, "SHOW") || !sqlword.Is(second, "GRANTS") {
 		return nil, false
 	}
 	st, err := p.mysql.ParseSimple(query)
@@ -132,11 +134,6 @@ func (n *showGrantsNode) RowIter(ctx *gms.Context, _ gms.Row) (gms.RowIter, erro
 	if n.db != nil {
 		return rowexec.DefaultBuilder.Build(ctx, &plan.ShowGrants{For: &plan.UserName{Name: n.user, Host: n.host}, MySQLDb: n.db}, nil)
 	}
-	grant := "GRANT ALL PRIVILEGES ON *.* TO " + quoteAccountPart(n.user) + "@" + quoteAccountPart(n.host)
+	grant := "GRANT ALL PRIVILEGES ON *.* TO " + sqlquote.MySQLIdent(n.user) + "@" + sqlquote.MySQLIdent(n.host)
 	return gms.RowsToRowIter(gms.NewRow(grant)), nil
-}
-
-// quoteAccountPart quotes a user or host name the way MySQL 8 prints it.
-func quoteAccountPart(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }

@@ -3,6 +3,8 @@ package planner
 import (
 	"strings"
 	"testing"
+
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // TestShownStatementMasksURISecrets: SHOW CREATE SINK masks a password
@@ -16,11 +18,11 @@ func TestShownStatementMasksURISecrets(t *testing.T) {
 		"CREATE SINK r INTO ICEBERG 'db.t' (id INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=tk-3')":                                             "CREATE SINK `r` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.type = 'rest', catalog.uri = 'https://cat/v1?token=[REDACTED]')",
 		"CREATE SINK p INTO ICEBERG 'db.t' (id INT) WITH (catalog.uri = 'postgres://u:pw-4@h/db')":                                                                       "CREATE SINK `p` INTO ICEBERG 'db.t' (`id` INT) WITH (catalog.uri = 'postgres://u:[REDACTED]@h/db')",
 	} {
-		st, err := Parse(q)
+		st, err := sinkddl.Parse(q)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		got := shownStatement(st.(*CreateSink))
+		got := shownStatement(st.(*sinkddl.CreateSink))
 		if got != want {
 			t.Errorf("shown\n got %s\nwant %s", got, want)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakesql/lakesql/internal/bytesize"
 	"github.com/lakesql/lakesql/internal/storageloc"
+	"github.com/lakesql/lakesql/sinkddl"
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
@@ -166,14 +167,14 @@ var knownOptions = []string{"catalog.*", "storage.*", "checkpoint_interval", "de
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
 // other format is refused, never ignored.
-func parseOptions(format string, opts []Option) (sinkOptions, error) {
+func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 	var so sinkOptions
 	for _, o := range opts {
 		bad := func(msg string, args ...any) error {
 			return fmt.Errorf("%w: option %s: %s", ErrOption, o.Key, fmt.Sprintf(msg, args...))
 		}
 		if k, ok := strings.CutPrefix(o.Key, catalogPrefix); ok {
-			if format != FormatIceberg {
+			if format != sinkddl.FormatIceberg {
 				return so, bad("catalog properties are for Iceberg sinks; a Delta table is a path")
 			}
 			if so.catalog == nil {
@@ -183,7 +184,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			continue
 		}
 		if strings.HasPrefix(o.Key, storagePrefix) {
-			if format == FormatIceberg {
+			if format == sinkddl.FormatIceberg {
 				return so, bad("storage options are for Delta sinks; an Iceberg table's storage is its catalog's (catalog.s3.* properties)")
 			}
 			if so.storage == nil {
@@ -245,7 +246,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			}
 			so.flushAge = d
 		case "checkpoint_interval":
-			if format != FormatDelta {
+			if format != sinkddl.FormatDelta {
 				return so, bad("Delta only (an Iceberg table has no checkpoints)")
 			}
 			n, err := strconv.Atoi(o.Value)
@@ -254,7 +255,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 			}
 			so.checkpointInterval = n
 		case "format_version":
-			if format != FormatIceberg {
+			if format != sinkddl.FormatIceberg {
 				return so, bad("Iceberg only")
 			}
 			switch o.Value {
@@ -276,7 +277,7 @@ func parseOptions(format string, opts []Option) (sinkOptions, error) {
 }
 
 // arrowSchema builds the sink's schema from the column definitions.
-func arrowSchema(cols []ColumnDef) *arrow.Schema {
+func arrowSchema(cols []sinkddl.ColumnDef) *arrow.Schema {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.Name, Type: c.Type, Nullable: !c.NotNull}
@@ -287,7 +288,7 @@ func arrowSchema(cols []ColumnDef) *arrow.Schema {
 // sinkConfig turns a definition into the sink engine's configuration: the
 // provider of its format and catalog, and its table. path is the resolved
 // location: a Delta table's absolute path, an Iceberg table's name.
-func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (sqlsink.Config, error) {
+func (e *Engine) sinkConfig(ctx context.Context, cs *sinkddl.CreateSink, path string) (sqlsink.Config, error) {
 	so, err := parseOptions(cs.Format, cs.Options)
 	if err != nil {
 		return sqlsink.Config{}, err
@@ -308,7 +309,7 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (s
 		StateDir:           filepath.Join(e.opts.DataDir, "state"),
 		Buffers:            e.buffers,
 	}
-	if cs.Format == FormatIceberg {
+	if cs.Format == sinkddl.FormatIceberg {
 		if cfg.Table, _, err = icebergTable(path); err != nil {
 			return sqlsink.Config{}, err
 		}
@@ -353,7 +354,7 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *CreateSink, path string) (s
 		cfg.Schema = arrowSchema(cs.Columns)
 	}
 	for _, p := range cs.PartitionBy {
-		if p.Transform != TransformIdentity {
+		if p.Transform != sinkddl.TransformIdentity {
 			return sqlsink.Config{}, fmt.Errorf("%w: PARTITION BY %s: Delta sinks partition by plain columns only", ErrNotSupported, p)
 		}
 		cfg.PartitionColumns = append(cfg.PartitionColumns, p.Column)

@@ -23,6 +23,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 
 	"github.com/lakesql/lakesql/internal/intconv"
+	"github.com/lakesql/lakesql/internal/sqlword"
+	"github.com/lakesql/lakesql/sinkddl"
 )
 
 // superSession reports whether read_only spares the session, as MySQL
@@ -71,7 +73,7 @@ func nodeWrites(n gms.Node) string {
 			if !ok {
 				continue
 			}
-			if v, ok := sf.LeftChild.(*expression.SystemVar); ok && asciiLower(v.Name) == EpochVariable {
+			if v, ok := sf.LeftChild.(*expression.SystemVar); ok && sqlword.LowerASCII(v.Name) == EpochVariable {
 				return "SET " + EpochVariable
 			}
 		}
@@ -80,11 +82,11 @@ func nodeWrites(n gms.Node) string {
 }
 
 // statementWrites names what a lakesql statement writes, or "".
-func statementWrites(st Statement) string {
+func statementWrites(st sinkddl.Statement) string {
 	switch st.(type) {
-	case *CreateSink:
+	case *sinkddl.CreateSink:
 		return "CREATE SINK"
-	case *DropSink:
+	case *sinkddl.DropSink:
 		return "DROP SINK"
 	}
 	return ""
@@ -143,7 +145,7 @@ func setsReadOnly(n gms.Node) string {
 	for _, e := range set.Exprs {
 		if sf, ok := e.(*expression.SetField); ok {
 			if v, ok := sf.LeftChild.(*expression.SystemVar); ok {
-				if name := asciiLower(v.Name); name == "read_only" || name == "super_read_only" {
+				if name := sqlword.LowerASCII(v.Name); name == "read_only" || name == "super_read_only" {
 					return name
 				}
 			}
@@ -153,6 +155,6 @@ func setsReadOnly(n gms.Node) string {
 }
 
 // gateStatement is checkWrite for a lakesql statement about to run.
-func gateStatement(ctx *gms.Context, st Statement) error {
+func gateStatement(ctx *gms.Context, st sinkddl.Statement) error {
 	return checkWrite(ctx, statementWrites(st))
 }

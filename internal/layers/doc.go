@@ -2,7 +2,7 @@
 // import graph to it (layers_test.go runs `go list` over the module).
 //
 // From the top: programs (cmd, examples) → the SQL front ends (planner,
-// planner/wire, driver, sqllogictest) → the sink engine (sqlsink) → the
+// planner/wire, sinkddl, driver, sqllogictest) → the sink engine (sqlsink) → the
 // provider contract and its backends (catalogadapter/...) → table formats
 // (tableformat/...) → leaves (internal/...). A package imports its own
 // layer, the layer right below, and leaves; never a layer above, never past

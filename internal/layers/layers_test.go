@@ -26,7 +26,7 @@ func rank(pkg string) int {
 		return 2
 	case pkg == "sqlsink":
 		return 3
-	case pkg == "planner" || pkg == "planner/wire" || pkg == "driver" || pkg == "sqllogictest":
+	case pkg == "planner" || pkg == "planner/wire" || pkg == "sinkddl" || pkg == "driver" || pkg == "sqllogictest":
 		return 4 // the SQL front ends
 	}
 	return 5 // programs: cmd/..., examples/..., clients/...
@@ -92,5 +92,19 @@ func TestLayers(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestSinkDDLIsALeaf: the statement language builds without go-mysql-server,
+// so its parser can be read, tested and fuzzed on its own.
+func TestSinkDDLIsALeaf(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "duckdb_arrow", "-deps", module+"sinkddl").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/dolthub/") || strings.HasPrefix(dep, module) && dep != module+"sinkddl" && !strings.HasPrefix(dep, module+"internal/") {
+			t.Errorf("sinkddl depends on %s", dep)
+		}
 	}
 }

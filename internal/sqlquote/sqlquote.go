@@ -1,7 +1,7 @@
 // Package sqlquote quotes names and string literals for the SQL that
-// lakesql writes for DuckDB: standard SQL quoting, where the quote is
-// doubled inside. (MySQL quoting, with backslash escapes and backquoted
-// names, is the DDL formatter's, in planner.)
+// lakesql writes: for DuckDB, standard SQL quoting, where the quote is
+// doubled inside (Ident, String); for MySQL and the sink DDL, backquoted
+// names and backslash escapes (MySQLIdent, MySQLString).
 package sqlquote
 
 import "strings"

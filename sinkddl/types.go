@@ -1,4 +1,4 @@
-package planner
+package sinkddl
 
 // Column types: how a MySQL type written in CREATE SINK becomes an Arrow type
 // (what the front end hands to the sink) and, through it, a Delta and an
@@ -31,9 +31,9 @@ var ErrTooBigScale = errors.New("too big scale")
 // go-mysql-server's) limit.
 const MaxDecimalScale = 30
 
-// maxFraction is the largest number of fractional-second digits MySQL allows
+// MaxFraction is the largest number of fractional-second digits MySQL allows
 // in DATETIME(p) and TIMESTAMP(p); Arrow stores them all at microseconds.
-const maxFraction = 6
+const MaxFraction = 6
 
 // maxDisplayWidth is MySQL's limit for an integer display width such as INT(11).
 const maxDisplayWidth = 255
@@ -341,8 +341,8 @@ func (r *typeRule) resolve(written string, args []uint32, unsigned bool) (string
 		if len(args) == 0 {
 			return canon, r.arrow, nil
 		}
-		if args[0] > maxFraction {
-			return "", nil, refuse(ErrInvalidDefinition, "fractional seconds precision %d is out of range (0 to %d)", args[0], maxFraction)
+		if args[0] > MaxFraction {
+			return "", nil, refuse(ErrInvalidDefinition, "fractional seconds precision %d is out of range (0 to %d)", args[0], MaxFraction)
 		}
 		return fmt.Sprintf("%s(%d)", canon, args[0]), r.arrow, nil
 	case paramDecimal:
