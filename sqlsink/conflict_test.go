@@ -2,7 +2,6 @@ package sqlsink
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -159,14 +158,7 @@ func checkNoOrphans(t *testing.T, e *env, tombstonesAllowed bool) {
 // process would have.
 func secondProvider(t *testing.T) *deltalake.Provider {
 	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := newDuckDB(t)
 	return deltalake.New(db, deltalake.Options{})
 }
 

@@ -2,7 +2,6 @@ package sqlsink
 
 import (
 	"context"
-	"database/sql"
 	"sort"
 	"testing"
 	"time"
@@ -124,33 +123,7 @@ func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.S
 // duckRows reads the orders table through the provider's ScanSQL.
 func duckRows(t testing.TB, p *apacheiceberg.Provider) []string {
 	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	q, err := p.ScanSQL(context.Background(), ordersID, db, -1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := db.Query("SELECT id, amount, region FROM (" + q + ")")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, q)
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var r row
-		var amount sql.NullFloat64
-		var region sql.NullString
-		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			t.Fatal(err)
-		}
-		r.Amount, r.Region = amount.Float64, region.String
-		out = append(out, r.String())
-	}
-	sort.Strings(out)
-	return out
+	return rowStrings(scanRows(t, p, ordersID, newDuckDB(t))...)
 }
 
 func rowStrings(rows ...row) []string {

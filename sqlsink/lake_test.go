@@ -153,14 +153,21 @@ func (e *env) rows() []row {
 // rowsOf reads table id's committed rows through the provider, sorted.
 func (e *env) rowsOf(id catalogadapter.TableIdent) []row {
 	e.t.Helper()
+	return scanRows(e.t, e.provider, id, e.db)
+}
+
+// scanRows reads table id's committed rows through p's ScanSQL on db,
+// sorted by id and amount.
+func scanRows(t testing.TB, p catalogadapter.Provider, id catalogadapter.TableIdent, db *sql.DB) []row {
+	t.Helper()
 	ctx := context.Background()
-	q, err := e.provider.(catalogadapter.Scanner).ScanSQL(ctx, id, e.db, -1, nil)
+	q, err := p.(catalogadapter.Scanner).ScanSQL(ctx, id, db, -1, nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	rs, err := e.db.QueryContext(ctx, "SELECT id, amount, region FROM ("+q+") ORDER BY id, amount")
+	rs, err := db.QueryContext(ctx, "SELECT id, amount, region FROM ("+q+") ORDER BY id, amount")
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatalf("%v\n%s", err, q)
 	}
 	defer rs.Close()
 	var out []row
@@ -169,7 +176,7 @@ func (e *env) rowsOf(id catalogadapter.TableIdent) []row {
 		var region sql.NullString
 		var amount sql.NullFloat64
 		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			e.t.Fatal(err)
+			t.Fatal(err)
 		}
 		r.Amount, r.Region = amount.Float64, region.String
 		out = append(out, r)

@@ -96,14 +96,7 @@ type mwTable struct {
 func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := newDuckDB(t)
 	p := deltalake.New(db, deltalake.Options{ObjectStorage: tg.so})
 	t.Cleanup(func() { p.Close() })
 	m := &mwTable{t: t, tg: tg, id: catalogadapter.TableIdent{Name: tg.loc}, db: db, p: p}
@@ -117,8 +110,12 @@ func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 		}
 		t.Cleanup(func() { s.Close() })
 		m.store = s
-	} else if m.store, err = delta.NewLocalStorage(tg.loc); err != nil {
-		t.Fatal(err)
+	} else {
+		s, err := delta.NewLocalStorage(tg.loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.store = s
 	}
 	return m
 }
