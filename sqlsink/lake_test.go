@@ -93,18 +93,14 @@ type env struct {
 // Delta provider's hooks.
 func newEnv(t *testing.T) *env { return newLakeEnv(t, deltaLake) }
 
+// newLakeEnv is an env on a fresh lake l.
 func newLakeEnv(t *testing.T, l lake) *env {
 	t.Helper()
-	return openLakeEnv(t, l, t.TempDir())
-}
-
-// openLakeEnv opens the orders table of the lake under root.
-func openLakeEnv(t *testing.T, l lake, root string) *env {
-	t.Helper()
+	root := t.TempDir()
 	e := &env{t: t, lake: l, root: root, dir: root, db: newDuckDB(t)}
 	e.provider, e.table = l.open(t, e.db, root, "orders")
 	if l.name == deltaLake.name {
-		e.dir = e.table.Name
+		e.dir = e.table.Name // a Delta table is its directory
 	}
 	return e
 }
@@ -147,13 +143,7 @@ func (e *env) open(cfg Config) *Sink {
 // rows reads the table's committed rows, sorted.
 func (e *env) rows() []row {
 	e.t.Helper()
-	return e.rowsOf(e.table)
-}
-
-// rowsOf reads table id's committed rows through the provider, sorted.
-func (e *env) rowsOf(id catalogadapter.TableIdent) []row {
-	e.t.Helper()
-	return scanRows(e.t, e.provider, id, e.db)
+	return scanRows(e.t, e.provider, e.table, e.db)
 }
 
 // scanRows reads table id's committed rows through p's ScanSQL on db,
