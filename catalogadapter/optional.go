@@ -2,19 +2,15 @@ package catalogadapter
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Querier runs SQL on DuckDB; *sql.DB, *sql.Conn and *sql.Tx satisfy it.
-type Querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 // The interfaces below are optional: a backend implements the ones it can
-// serve, and the sink falls back or refuses when one is missing.
+// serve, and a caller type-asserts them and falls back or refuses when one
+// is missing. The sink creates a missing table only through a Creator,
+// runs an upsert only on a Scanner (its merge reads the table), and stages
+// an upsert as a row delta only through a RowDeltaStager.
 
 // Creator creates tables.
 type Creator interface {
@@ -29,29 +25,15 @@ type TableDef struct {
 	// PartitionSpec names source columns by name in PartitionField.Name
 	// (SourceID is ignored on create).
 	PartitionSpec PartitionSpec
-	Properties    map[string]string
-}
-
-// Stager stages rows straight from a DuckDB query, without a round trip
-// through Arrow: the fast path of a sink whose epoch is buffered in DuckDB.
-type Stager interface {
-	StageSQL(ctx context.Context, id TableIdent, q Querier, src Source) (Receipt, error)
-}
-
-// Source is a DuckDB query whose rows a Stager stages.
-type Source struct {
-	Query string
-	// Columns, when the caller knows them, are the names and DuckDB types
-	// Query yields, as DESCRIBE would report them. A stager asks DuckDB
-	// when they are nil: a call that costs a small epoch a tenth of its
-	// time.
-	Columns []SourceColumn
-}
-
-// SourceColumn is one column of a Source.
-type SourceColumn struct {
-	Name       string
-	DuckDBType string
+	// Properties are the format's own table properties, passed through.
+	Properties map[string]string
+	// TargetFileSize is the size (bytes) data files written to the table
+	// aim at, kept with the table so every writer honours it; 0 leaves the
+	// backend's default. Each backend records it as its format spells it.
+	TargetFileSize int64
+	// CheckpointInterval is how many commits a format with a log writes
+	// between checkpoints (0: its default); a format without one ignores it.
+	CheckpointInterval int
 }
 
 // Scanner reads a table's committed state with DuckDB.
@@ -74,18 +56,6 @@ type DataFile struct {
 	Min, Max map[string]any
 	// Partition holds typed partition values by column (nil for null).
 	Partition map[string]any
-}
-
-// EpochRecorder recovers the exactly-once record.
-type EpochRecorder interface {
-	// LastEpoch returns the last epoch writerID committed to the table.
-	LastEpoch(ctx context.Context, id TableIdent, writerID string) (epoch int64, ok bool, err error)
-}
-
-// Discarder deletes staged data that will not be committed: the files of a
-// rolled-back epoch, or of a merge that must be redone.
-type Discarder interface {
-	Discard(ctx context.Context, id TableIdent, receipts []Receipt) error
 }
 
 // RowDeltaStager stages an upsert epoch as a row delta: equality deletes
@@ -115,4 +85,22 @@ type RowCounter interface {
 	// stats, an Iceberg snapshot with delete files): a guess would be a
 	// wrong number.
 	RowCount(ctx context.Context, id TableIdent) (rows int64, known bool, err error)
+}
+
+// ArrowStager stages an Arrow record directly, for callers that hold rows
+// in Arrow rather than in DuckDB. The sink does not use it (it stages
+// from DuckDB, through StageSQL).
+type ArrowStager interface {
+	// WriteBatch stages the rows as data files that stay invisible until
+	// Commit makes them part of the table.
+	WriteBatch(ctx context.Context, id TableIdent, rec arrow.RecordBatch) (Receipt, error)
+}
+
+// CredentialVendor hands out a table's encryption and a short-lived
+// credential, for a caller that reads or writes the table's files itself.
+// The sink's writes go through the backend, which holds its own.
+type CredentialVendor interface {
+	// SecurityContext returns the encryption level and a credential that
+	// is valid now; a credential is never served past its expiry.
+	SecurityContext(ctx context.Context, id TableIdent) (SecurityContext, error)
 }

@@ -1,11 +1,15 @@
 // Package catalogadapter is the contract every table format serves to the
 // epoch sink: describe a table, stage data files invisibly, make them
-// visible in one atomic commit, and hand out short-lived credentials. One
-// backend per format or catalog implements Provider.
+// visible in one atomic commit whose preconditions travel as data, throw
+// away what will not be committed, and recover the exactly-once record.
+// One backend per format or catalog implements Provider, and the optional
+// interfaces it can serve (creating, scanning, row deltas, Arrow staging,
+// credentials, health, row counts).
 package catalogadapter
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,21 +19,51 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// Provider serves tables of one format or catalog. Implementations are safe
-// for concurrent use and never panic on any input.
+// Provider serves tables of one format or catalog: the operations the epoch
+// sink cannot run without. Implementations are safe for concurrent use and
+// never panic on any input. What a backend may lack lives in optional.go,
+// and the conformance suite catalogadapter/providertest checks the promises
+// below against a backend.
 type Provider interface {
 	// TableSpec describes the table as it is now. It is idempotent.
 	TableSpec(ctx context.Context, id TableIdent) (TableSpec, error)
-	// WriteBatch stages the rows as data files that stay invisible until
-	// Commit makes them part of the table.
-	WriteBatch(ctx context.Context, id TableIdent, rec arrow.RecordBatch) (Receipt, error)
+	// StageSQL stages the rows of a DuckDB query, run on q, as data files
+	// that stay invisible until Commit makes them part of the table. The
+	// sink buffers every epoch in DuckDB, so this is its only way to stage.
+	StageSQL(ctx context.Context, id TableIdent, q Querier, src Source) (Receipt, error)
 	// Commit makes the receipts visible atomically, with the removals of
-	// opts, as one table version. Compare-and-swap backends retry a lost
-	// race here, with backoff.
+	// opts, as one table version, if opts.Requires all hold. Compare-and-swap
+	// backends retry a lost race here, with backoff.
 	Commit(ctx context.Context, id TableIdent, receipts []Receipt, opts CommitOptions) (CommitOutcome, error)
-	// SecurityContext returns the encryption level and a credential that is
-	// valid now; a credential is never served past its expiry.
-	SecurityContext(ctx context.Context, id TableIdent) (SecurityContext, error)
+	// Discard deletes staged data that will not be committed: the files of
+	// a rolled-back epoch, of a merge that must be redone, or of a crashed
+	// run's journal. Files a landed commit references stay.
+	Discard(ctx context.Context, id TableIdent, receipts []Receipt) error
+	// LastEpoch returns the last epoch writerID committed to the table: the
+	// exactly-once record a restarted sink recovers from.
+	LastEpoch(ctx context.Context, id TableIdent, writerID string) (epoch int64, ok bool, err error)
+}
+
+// Querier runs SQL on DuckDB; *sql.DB, *sql.Conn and *sql.Tx satisfy it.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Source is a DuckDB query whose rows StageSQL stages.
+type Source struct {
+	Query string
+	// Columns, when the caller knows them, are the names and DuckDB types
+	// Query yields, as DESCRIBE would report them. A stager asks DuckDB
+	// when they are nil: a call that costs a small epoch a tenth of its
+	// time.
+	Columns []SourceColumn
+}
+
+// SourceColumn is one column of a Source.
+type SourceColumn struct {
+	Name       string
+	DuckDBType string
 }
 
 // Sentinel errors callers branch on.
@@ -177,7 +211,7 @@ func ParseTransform(s string) (Transform, error) {
 	return Transform{}, fmt.Errorf("%w: unknown partition transform %q", ErrInvalid, s)
 }
 
-// Receipt is what WriteBatch staged: backend metadata (for Delta, the add
+// Receipt is what StageSQL (or an ArrowStager) staged: backend metadata (for Delta, the add
 // actions) plus counts. It survives a JSON round trip, so it can be logged
 // or handed to another process.
 type Receipt struct {
@@ -201,13 +235,9 @@ type CommitOptions struct {
 	Operation string
 	// MaxRetries bounds the retry loop on lost races (0: a default).
 	MaxRetries int
-	// ReadsTable says the staged files were computed from the table at
-	// ReadVersion (a copy-on-write merge read it; the version Scanner.Files
-	// reported, -1 for an Iceberg table without a snapshot): the commit
-	// conflicts if a later version added data files, which may hold keys
-	// the merge did not see.
-	ReadsTable  bool
-	ReadVersion int64
+	// Requires are the preconditions of the commit (see Requirement): it
+	// lands only if each still holds when it is made.
+	Requires []Requirement
 }
 
 // CommitOutcome reports a commit.

@@ -69,8 +69,9 @@ type Config struct {
 	WriterID string
 
 	// TargetFileSize is the size data files aim at (bytes), recorded on
-	// create as the table property delta.targetFileSize, which writers
-	// of the table (this one included) honour.
+	// create with the table (catalogadapter.TableDef.TargetFileSize, which
+	// each backend spells as its format does), so that writers of the
+	// table (this one included) honour it.
 	TargetFileSize int64
 	// Append mode stages Parquet files before the commit when the buffer
 	// holds this many rows or bytes, or is this old. Upsert epochs stay in

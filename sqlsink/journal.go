@@ -111,8 +111,8 @@ func (j journal) recover(ctx context.Context, p catalogadapter.Provider, id cata
 	if e.Epoch > 0 && landed(e.Epoch) {
 		return j.clear()
 	}
-	if d, ok := p.(catalogadapter.Discarder); ok && len(e.Receipts) > 0 {
-		if err := d.Discard(ctx, id, e.Receipts); err != nil {
+	if len(e.Receipts) > 0 {
+		if err := p.Discard(ctx, id, e.Receipts); err != nil {
 			return fmt.Errorf("discard files staged before a crash: %w", err)
 		}
 	}

@@ -60,12 +60,12 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 		}
 		// The table cannot take equality deletes on this key: rewrite files.
 	}
-	scanner := s.cfg.Provider.(catalogadapter.Scanner)
+	scanner := s.cfg.Provider.(catalogadapter.Scanner) // open refused a provider without one
 	version, files, err := scanner.Files(ctx, s.cfg.Table)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list table files: %w", err)
 	}
-	s.readsTable, s.readVersion = true, version
+	s.requires = []catalogadapter.Requirement{catalogadapter.NoNewDataSince(version)}
 	candidates, err := s.pruneByStats(ctx, files)
 	if err != nil {
 		return nil, nil, err

@@ -55,11 +55,9 @@ type Sink struct {
 	// not succeeded yet; the next CommitEpoch must redo it before
 	// committing, or it would commit an empty epoch.
 	unprepared bool
-	// readsTable: the epoch's copy-on-write merge read the table at
-	// readVersion (a backend's version; -1 may mean "no data yet"); the
-	// commit must conflict with data added since.
-	readsTable  bool
-	readVersion int64
+	// requires are the commit's preconditions: after a copy-on-write
+	// merge, that no data was added since the version it read.
+	requires []catalogadapter.Requirement
 }
 
 // New validates the configuration; nothing is touched until Open.
@@ -120,17 +118,16 @@ func (s *Sink) open(ctx context.Context) error {
 		return err
 	}
 	if s.cfg.Mode == ModeUpsert {
+		// A copy-on-write merge reads the files that hold the epoch's keys,
+		// and a row-delta backend falls back to one when a table cannot
+		// take equality deletes: the sink refuses here, not mid-epoch.
 		if _, ok := p.(catalogadapter.Scanner); !ok {
-			return fmt.Errorf("%w: upsert mode needs a backend that can scan the table", ErrConfig)
+			return fmt.Errorf("%w: upsert mode needs a backend that can scan the table (a catalogadapter.Scanner); %T is not one", ErrConfig, p)
 		}
 	}
 	last, ok := int64(0), false
 	if s.cfg.Delivery == ExactlyOnce {
-		rec, isRec := p.(catalogadapter.EpochRecorder)
-		if !isRec {
-			return fmt.Errorf("%w: exactly-once delivery needs a backend that records epochs", ErrConfig)
-		}
-		if last, ok, err = rec.LastEpoch(ctx, id, s.cfg.WriterID); err != nil {
+		if last, ok, err = p.LastEpoch(ctx, id, s.cfg.WriterID); err != nil {
 			return fmt.Errorf("recover last epoch: %w", err)
 		}
 	}
@@ -181,15 +178,10 @@ func (s *Sink) createTable(ctx context.Context) (catalogadapter.TableSpec, error
 	if !ok {
 		return catalogadapter.TableSpec{}, fmt.Errorf("%w: the table does not exist and the backend cannot create tables", catalogadapter.ErrNoTable)
 	}
-	def := catalogadapter.TableDef{Schema: s.cfg.Schema, Properties: map[string]string{}}
+	def := catalogadapter.TableDef{Schema: s.cfg.Schema, Properties: map[string]string{},
+		TargetFileSize: s.cfg.TargetFileSize, CheckpointInterval: s.cfg.CheckpointInterval}
 	for k, v := range s.cfg.TableProperties {
 		def.Properties[k] = v
-	}
-	if s.cfg.CheckpointInterval > 0 {
-		def.Properties["delta.checkpointInterval"] = fmt.Sprint(s.cfg.CheckpointInterval)
-	}
-	if s.cfg.TargetFileSize > 0 {
-		def.Properties["delta.targetFileSize"] = fmt.Sprint(s.cfg.TargetFileSize)
 	}
 	def.PartitionSpec.Fields = append(def.PartitionSpec.Fields, s.cfg.PartitionSpec.Fields...)
 	for _, pc := range s.cfg.PartitionColumns {
@@ -239,7 +231,7 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err := s.ensureBuffer(ctx, e); err != nil {
 		return err
 	}
-	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = skip, nil, nil, false, false
+	s.skip, s.staged, s.removes, s.requires, s.unprepared = skip, nil, nil, nil, false
 	return nil
 }
 
@@ -259,7 +251,7 @@ func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
 	if err := s.ensureBuffer(ctx, e); err != nil {
 		return -1, err
 	}
-	s.skip, s.staged, s.removes, s.readsTable, s.unprepared = false, nil, nil, false, false
+	s.skip, s.staged, s.removes, s.requires, s.unprepared = false, nil, nil, nil, false
 	return e, nil
 }
 
@@ -351,11 +343,7 @@ func (s *Sink) stageBuffer(ctx context.Context, e int64) error {
 }
 
 func (s *Sink) stage(ctx context.Context, src catalogadapter.Source) (catalogadapter.Receipt, error) {
-	st, ok := s.cfg.Provider.(catalogadapter.Stager)
-	if !ok {
-		return catalogadapter.Receipt{}, fmt.Errorf("%w: the backend cannot stage from DuckDB", catalogadapter.ErrUnsupported)
-	}
-	return st.StageSQL(ctx, s.cfg.Table, s.buf.conn, src)
+	return s.cfg.Provider.StageSQL(ctx, s.cfg.Table, s.buf.conn, src)
 }
 
 // PreCommit stages everything the epoch needs, invisibly: the rest of the
@@ -472,7 +460,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			}
 			s.unprepared = false
 		}
-		opts.Removes, opts.ReadsTable, opts.ReadVersion = s.removes, s.readsTable, s.readVersion
+		opts.Removes, opts.Requires = s.removes, s.requires
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil && out.Skipped && s.m.Automatic() {
 			// The table holds our number from another run of our writer
@@ -529,11 +517,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 // the sink's writer id, and at least after; an automatic epoch commits as
 // it when the table turned out to hold its number already.
 func (s *Sink) nextTableEpoch(ctx context.Context, after int64) (int64, error) {
-	rec, ok := s.cfg.Provider.(catalogadapter.EpochRecorder)
-	if !ok {
-		return -1, fmt.Errorf("%w: the backend does not record epochs", ErrConfig)
-	}
-	last, has, err := rec.LastEpoch(ctx, s.cfg.Table, s.cfg.WriterID)
+	last, has, err := s.cfg.Provider.LastEpoch(ctx, s.cfg.Table, s.cfg.WriterID)
 	if err != nil {
 		return -1, fmt.Errorf("read the table's last epoch: %w", err)
 	}
@@ -575,11 +559,10 @@ func (s *Sink) discard(ctx context.Context) {
 // discardFiles deletes staged files, whatever the context, and reports
 // whether they are gone. Files it cannot delete are invisible to readers.
 func (s *Sink) discardFiles(ctx context.Context, rs []catalogadapter.Receipt) bool {
-	d, ok := s.cfg.Provider.(catalogadapter.Discarder)
-	if !ok || len(rs) == 0 {
+	if len(rs) == 0 {
 		return false
 	}
-	return d.Discard(context.WithoutCancel(ctx), s.cfg.Table, rs) == nil
+	return s.cfg.Provider.Discard(context.WithoutCancel(ctx), s.cfg.Table, rs) == nil
 }
 
 // Close discards an open epoch and releases the buffer.

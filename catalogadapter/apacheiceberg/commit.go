@@ -35,7 +35,8 @@ const SummaryOperation = "lakesql.operation"
 //  3. re-validates: staged files must still exist (checked once: else
 //     ErrInvalid, and nothing is committed) and fit the table's partition
 //     spec and schema, files to remove must still be live (else
-//     ErrConflict: the caller redoes its merge); blind appends and
+//     ErrConflict: the caller redoes its merge), and so must the
+//     requirements of opts (else ErrConflict); blind appends and
 //     equality-delete row deltas need nothing more;
 //  4. commits one snapshot pinned to the head it loaded
 //     (AssertRefSnapshotID), and on a lost race backs off and goes round
@@ -51,6 +52,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	}
 	ident, err := identifier(id)
 	if err != nil {
+		return fail(err)
+	}
+	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
 		return fail(err)
 	}
 	staged, err := decodeReceipts(receipts)
@@ -86,8 +90,8 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return out, nil
 			}
 		}
-		if opts.ReadsTable {
-			if why := addedSince(tbl, opts.ReadVersion); why != "" {
+		for _, r := range opts.Requires { // kinds checked above: all NoNewDataSince
+			if why := addedSince(tbl, r.Version); why != "" {
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
 			}
 		}
@@ -186,7 +190,7 @@ func checkRemoves(removes []string, staged []icetable.StagedFile) error {
 	return nil
 }
 
-// Discard implements catalogadapter.Discarder: it deletes staged files that
+// Discard implements catalogadapter.Provider: it deletes staged files that
 // will not be committed. Files the current snapshot's manifests reference
 // are kept, so discarding the receipts of a commit that did land loses
 // nothing (delete files that apply to no data file included: a scan plan

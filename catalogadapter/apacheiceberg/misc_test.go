@@ -75,25 +75,6 @@ func TestReceiptsSurviveRestart(t *testing.T) {
 	}
 }
 
-// TestEmptyEpochIsRecorded: an epoch without rows still makes a snapshot
-// that records it, so its replay is skipped.
-func TestEmptyEpochIsRecorded(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	p := openProvider(t, dir)
-	createOrders(t, p)
-	out, err := p.Commit(ctx, ordersID, nil, catalogadapter.CommitOptions{WriterID: "w", Epoch: 5})
-	if err != nil || out.Skipped {
-		t.Fatalf("empty epoch: %+v %v", out, err)
-	}
-	if e, ok, err := p.LastEpoch(ctx, ordersID, "w"); err != nil || !ok || e != 5 {
-		t.Fatalf("last epoch %d %v %v", e, ok, err)
-	}
-	if out, err := p.Commit(ctx, ordersID, nil, catalogadapter.CommitOptions{WriterID: "w", Epoch: 5}); err != nil || !out.Skipped {
-		t.Fatalf("replay: %+v %v", out, err)
-	}
-}
-
 // TestSecretsMasked: catalog properties holding secrets never show, not
 // in the properties a caller prints, not in errors.
 func TestSecretsMasked(t *testing.T) {

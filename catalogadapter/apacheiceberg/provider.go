@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,15 +23,15 @@ import (
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
-// Compile-time checks of the interfaces the sink looks for.
+// Compile-time checks: the contract, and the optional interfaces callers
+// look for (RowCounter is checked in rowcount.go).
 var (
-	_ catalogadapter.Provider       = (*Provider)(nil)
-	_ catalogadapter.Creator        = (*Provider)(nil)
-	_ catalogadapter.Stager         = (*Provider)(nil)
-	_ catalogadapter.Scanner        = (*Provider)(nil)
-	_ catalogadapter.EpochRecorder  = (*Provider)(nil)
-	_ catalogadapter.Discarder      = (*Provider)(nil)
-	_ catalogadapter.RowDeltaStager = (*Provider)(nil)
+	_ catalogadapter.Provider         = (*Provider)(nil)
+	_ catalogadapter.Creator          = (*Provider)(nil)
+	_ catalogadapter.Scanner          = (*Provider)(nil)
+	_ catalogadapter.RowDeltaStager   = (*Provider)(nil)
+	_ catalogadapter.ArrowStager      = (*Provider)(nil)
+	_ catalogadapter.CredentialVendor = (*Provider)(nil)
 )
 
 // Defaults of Options fields left at zero.
@@ -271,10 +272,11 @@ func toIceTransform(t catalogadapter.Transform) (ice.Transform, error) {
 	return nil, fmt.Errorf("%w: unknown partition transform %q", catalogadapter.ErrInvalid, t.Kind)
 }
 
-// CreateTable implements catalogadapter.Creator. The sink's Delta-flavoured
-// properties are translated: delta.targetFileSize becomes
-// write.target-file-size-bytes, delta.checkpointInterval (no Iceberg
-// meaning) is dropped; any other delta.* key is refused.
+// CreateTable implements catalogadapter.Creator. TargetFileSize becomes
+// write.target-file-size-bytes; CheckpointInterval has no Iceberg meaning
+// and is ignored. Delta-flavoured properties are translated the same way
+// (delta.targetFileSize, delta.checkpointInterval); any other delta.* key
+// is refused.
 func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent, def catalogadapter.TableDef) error {
 	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
 	ident, err := identifier(id)
@@ -308,6 +310,9 @@ func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent
 			props[k] = v
 		}
 	}
+	if def.TargetFileSize > 0 {
+		props[table.WriteTargetFileSizeBytesKey] = strconv.FormatInt(def.TargetFileSize, 10)
+	}
 	_, err = p.cat.CreateTable(ctx, ident, icetable.TableDef{
 		Schema: schema, Partition: parts, Properties: props, FormatVersion: p.formatVersion(props),
 	})
@@ -321,7 +326,7 @@ func (p *Provider) formatVersion(props map[string]string) int {
 	return p.opts.FormatVersion
 }
 
-// LastEpoch implements catalogadapter.EpochRecorder by walking the main
+// LastEpoch implements catalogadapter.Provider by walking the main
 // branch's snapshot ancestry for the newest snapshot of writerID.
 func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, writerID string) (int64, bool, error) {
 	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
@@ -339,7 +344,7 @@ func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, 
 	return rec.Epoch, ok, nil
 }
 
-// SecurityContext implements catalogadapter.Provider. Files are not
+// SecurityContext implements catalogadapter.CredentialVendor. Files are not
 // encrypted; the credential is a local token, minted so callers exercise
 // the same renewal path as with vended credentials.
 func (p *Provider) SecurityContext(ctx context.Context, id catalogadapter.TableIdent) (catalogadapter.SecurityContext, error) {

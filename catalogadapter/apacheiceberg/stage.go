@@ -78,7 +78,7 @@ func decodeReceipts(receipts []catalogadapter.Receipt) ([]icetable.StagedFile, e
 
 func (p *Provider) targetFileSize() int64 { return p.opts.TargetFileSize }
 
-// WriteBatch implements catalogadapter.Provider: iceberg-go writes the
+// WriteBatch implements catalogadapter.ArrowStager: iceberg-go writes the
 // record as Parquet data files of the table (partitioned, with field ids
 // and statistics) and nothing is committed. Columns are matched to the
 // table's by name (exactly, else ignoring case); metadata columns
@@ -195,7 +195,7 @@ func sqlConn(ctx context.Context, q catalogadapter.Querier) (*sql.Conn, func(), 
 	return nil, nil, fmt.Errorf("%w: staging from DuckDB needs a *sql.Conn or *sql.DB, got %T", catalogadapter.ErrUnsupported, q)
 }
 
-// StageSQL implements catalogadapter.Stager. For an unpartitioned table of
+// StageSQL implements catalogadapter.Provider. For an unpartitioned table of
 // primitive columns DuckDB writes the Parquet files itself (with field
 // ids) and iceberg-go reads their footers into DataFiles; on object
 // storage they are written to the catalog's cache folder first and then

@@ -36,6 +36,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		}
 		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", tpath, err)
 	}
+	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
+		return fail(err)
+	}
 	adds, err := decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
@@ -69,8 +72,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt, Skipped: true}, nil
 			}
 		}
-		if opts.ReadsTable && snap.Version > opts.ReadVersion {
-			why, err := addedSince(ctx, t, opts.ReadVersion, snap.Version)
+		for _, r := range opts.Requires { // kinds checked above: all NoNewDataSince
+			if snap.Version <= r.Version {
+				continue
+			}
+			why, err := addedSince(ctx, t, r.Version, snap.Version)
 			if err != nil {
 				return fail(err)
 			}
@@ -364,7 +370,7 @@ func checkRemoves(removes []string, adds []*delta.Add) ([]string, error) {
 	return removes, nil
 }
 
-// Discard implements catalogadapter.Discarder: it deletes the staged files
+// Discard implements catalogadapter.Provider: it deletes the staged files
 // of receipts that will not be committed. Files live in the latest version
 // are kept, so a discard after a skipped replay of receipts that did land
 // (a commit that succeeded but reported an error) loses nothing.

@@ -24,15 +24,15 @@ import (
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
 
-// Compile-time checks of the interfaces the sink looks for.
+// Compile-time checks: the contract, and the optional interfaces callers
+// look for (RowCounter is checked in rowcount.go).
 var (
-	_ catalogadapter.Provider      = (*Provider)(nil)
-	_ catalogadapter.Creator       = (*Provider)(nil)
-	_ catalogadapter.Stager        = (*Provider)(nil)
-	_ catalogadapter.Scanner       = (*Provider)(nil)
-	_ catalogadapter.EpochRecorder = (*Provider)(nil)
-	_ catalogadapter.Discarder     = (*Provider)(nil)
-	_ catalogadapter.HealthChecker = (*Provider)(nil)
+	_ catalogadapter.Provider         = (*Provider)(nil)
+	_ catalogadapter.Creator          = (*Provider)(nil)
+	_ catalogadapter.Scanner          = (*Provider)(nil)
+	_ catalogadapter.HealthChecker    = (*Provider)(nil)
+	_ catalogadapter.ArrowStager      = (*Provider)(nil)
+	_ catalogadapter.CredentialVendor = (*Provider)(nil)
 )
 
 // Defaults of Options fields left at zero.
@@ -442,6 +442,13 @@ func (p *Provider) CreateTable(ctx context.Context, id catalogadapter.TableIdent
 	for k, v := range def.Properties {
 		conf[k] = v
 	}
+	// The definition's own fields win over properties spelling the same.
+	if def.CheckpointInterval > 0 {
+		conf["delta.checkpointInterval"] = strconv.Itoa(def.CheckpointInterval)
+	}
+	if def.TargetFileSize > 0 {
+		conf["delta.targetFileSize"] = strconv.FormatInt(def.TargetFileSize, 10)
+	}
 	if _, ok := conf["delta.checkpointInterval"]; !ok && p.opts.CheckpointInterval > 0 {
 		conf["delta.checkpointInterval"] = strconv.Itoa(p.opts.CheckpointInterval)
 	}
@@ -514,7 +521,7 @@ func partitionColumns(schema *delta.StructType, spec catalogadapter.PartitionSpe
 	return cols, nil
 }
 
-// LastEpoch implements catalogadapter.EpochRecorder: the epoch is the
+// LastEpoch implements catalogadapter.Provider: the epoch is the
 // version of the writer's txn action, which checkpoints carry forward.
 func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, writerID string) (int64, bool, error) {
 	if writerID == "" {
@@ -528,7 +535,7 @@ func (p *Provider) LastEpoch(ctx context.Context, id catalogadapter.TableIdent, 
 	return v, ok, nil
 }
 
-// SecurityContext implements catalogadapter.Provider. Local tables are not
+// SecurityContext implements catalogadapter.CredentialVendor. Local tables are not
 // encrypted; the credential is a local token, minted so callers exercise
 // the same renewal path as with a real catalog.
 func (p *Provider) SecurityContext(ctx context.Context, id catalogadapter.TableIdent) (catalogadapter.SecurityContext, error) {

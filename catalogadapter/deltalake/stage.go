@@ -20,7 +20,7 @@ import (
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
-// WriteBatch implements catalogadapter.Provider. The record is handed to
+// WriteBatch implements catalogadapter.ArrowStager. The record is handed to
 // DuckDB as a view over its Arrow memory (no copy), and DuckDB writes the
 // Parquet files and their statistics.
 func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent, rec arrow.RecordBatch) (catalogadapter.Receipt, error) {
@@ -99,7 +99,7 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 	return p.stage(ctx, id.Name, t, snap, conn, "SELECT "+sel+" FROM "+sqlquote.Ident(view))
 }
 
-// StageSQL implements catalogadapter.Stager: the rows of query, run on q,
+// StageSQL implements catalogadapter.Provider: the rows of query, run on q,
 // become staged data files without a round trip through Arrow.
 func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q catalogadapter.Querier, source catalogadapter.Source) (catalogadapter.Receipt, error) {
 	if q == nil {
