@@ -283,7 +283,8 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestTargetFileSize (Delta only: it reads the Delta table's metadata): the sink's TargetFileSize becomes the table property
+// TestTargetFileSize (Delta only: it reads the Delta table's metadata):
+// the sink's TargetFileSize becomes the table property
 // delta.targetFileSize, and the files the sink writes follow it.
 func TestTargetFileSize(t *testing.T) {
 	e := newEnv(t)
