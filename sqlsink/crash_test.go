@@ -626,7 +626,7 @@ func checkCrashRows(t *testing.T, l lake, root string, ph crashPhase) {
 		model.apply(ph.mode, ep)
 	}
 	var got []string
-	for _, r := range scanRows(t, p, id, db) {
+	for _, r := range scanRows(t, p, id, db, -1) {
 		got = append(got, r.String())
 	}
 	sort.Strings(got)

@@ -123,7 +123,7 @@ func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.S
 // duckRows reads the orders table through the provider's ScanSQL.
 func duckRows(t testing.TB, p *apacheiceberg.Provider) []string {
 	t.Helper()
-	return rowStrings(scanRows(t, p, ordersID, newDuckDB(t))...)
+	return rowStrings(scanRows(t, p, ordersID, newDuckDB(t), -1)...)
 }
 
 func rowStrings(rows ...row) []string {

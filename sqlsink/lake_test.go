@@ -143,15 +143,15 @@ func (e *env) open(cfg Config) *Sink {
 // rows reads the table's committed rows, sorted.
 func (e *env) rows() []row {
 	e.t.Helper()
-	return scanRows(e.t, e.provider, e.table, e.db)
+	return scanRows(e.t, e.provider, e.table, e.db, -1)
 }
 
-// scanRows reads table id's committed rows through p's ScanSQL on db,
-// sorted by id and amount.
-func scanRows(t testing.TB, p catalogadapter.Provider, id catalogadapter.TableIdent, db *sql.DB) []row {
+// scanRows reads table id's rows at version (-1: the latest) through p's
+// ScanSQL on db, sorted by id and amount.
+func scanRows(t testing.TB, p catalogadapter.Provider, id catalogadapter.TableIdent, db *sql.DB, version int64) []row {
 	t.Helper()
 	ctx := context.Background()
-	q, err := p.(catalogadapter.Scanner).ScanSQL(ctx, id, db, -1, nil)
+	q, err := p.(catalogadapter.Scanner).ScanSQL(ctx, id, db, version, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +170,9 @@ func scanRows(t testing.TB, p catalogadapter.Provider, id catalogadapter.TableId
 		}
 		r.Amount, r.Region = amount.Float64, region.String
 		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -133,30 +133,7 @@ func (m *mwTable) rows() []row { return m.rowsAt(-1) }
 func (m *mwTable) rowsAt(version int64) []row {
 	t := m.t
 	t.Helper()
-	ctx := context.Background()
-	q, err := m.p.ScanSQL(ctx, m.id, m.db, version, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := m.db.QueryContext(ctx, "SELECT id, amount, region FROM ("+q+")")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	var out []row
-	for rs.Next() {
-		var r row
-		var region sql.NullString
-		var amount sql.NullFloat64
-		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			t.Fatal(err)
-		}
-		r.Amount, r.Region = amount.Float64, region.String
-		out = append(out, r)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	out := scanRows(t, m.p, m.id, m.db, version)
 	sortRows(out)
 	return out
 }
