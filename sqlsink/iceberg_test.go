@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -56,49 +55,6 @@ func sinkConfig(t testing.TB, p catalogadapter.Provider, name string) Config {
 	return Config{
 		Name: name, Provider: p, Table: ordersID, Schema: orderSchema,
 		TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
-	}
-}
-
-// openSink makes and opens a sink of cfg, closed when the test ends.
-func openSink(t testing.TB, cfg Config) *Sink {
-	t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// epoch runs epoch n of batches through s and commits it.
-func epoch(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
-	t.Helper()
-	precommit(t, s, n, batches...)
-	res, err := s.CommitEpoch(context.Background(), n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// precommit runs epoch n up to its PreCommit: its files are staged,
-// invisible, and the commit is the test's to make (or not).
-func precommit(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) {
-	t.Helper()
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range batches {
-		if err := s.Write(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.PreCommit(ctx, n); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -138,6 +139,54 @@ func (e *env) config(name string) Config {
 func (e *env) open(cfg Config) *Sink {
 	e.t.Helper()
 	return openSink(e.t, cfg)
+}
+
+func (e *env) epoch(s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
+	e.t.Helper()
+	return epoch(e.t, s, n, batches...)
+}
+
+// openSink makes and opens a sink of cfg, closed when the test ends.
+func openSink(t testing.TB, cfg Config) *Sink {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// epoch runs epoch n of batches through s and commits it.
+func epoch(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
+	t.Helper()
+	precommit(t, s, n, batches...)
+	res, err := s.CommitEpoch(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// precommit runs epoch n up to its PreCommit: its files are staged,
+// invisible, and the commit is the test's to make (or not).
+func precommit(t testing.TB, s *Sink, n int64, batches ...arrow.RecordBatch) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.BeginEpoch(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := s.Write(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PreCommit(ctx, n); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // rows reads the table's committed rows, sorted.

@@ -63,11 +63,6 @@ func batch(t testing.TB, rows ...row) arrow.RecordBatch {
 	return rec
 }
 
-func (e *env) epoch(s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
-	e.t.Helper()
-	return epoch(e.t, s, n, batches...)
-}
-
 func TestAppendEpochIsOneVersion(t *testing.T) {
 	for _, l := range lakes {
 		t.Run(l.name, func(t *testing.T) {
