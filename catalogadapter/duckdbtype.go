@@ -2,81 +2,19 @@ package catalogadapter
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/internal/duckdbtype"
 )
 
-// DuckDBType spells an Arrow type as a DuckDB SQL type, so the layers above
-// can buffer and cast rows in DuckDB without knowing the table format.
+// DuckDBType spells an Arrow type as a DuckDB SQL type (duckdbtype.Of), so
+// the layers above can buffer and cast rows in DuckDB without knowing the
+// table format; a type it cannot spell is ErrUnsupported.
 func DuckDBType(t arrow.DataType) (string, error) {
-	switch tt := t.(type) {
-	case *arrow.Int8Type:
-		return "TINYINT", nil
-	case *arrow.Int16Type:
-		return "SMALLINT", nil
-	case *arrow.Int32Type:
-		return "INTEGER", nil
-	case *arrow.Int64Type:
-		return "BIGINT", nil
-	case *arrow.Uint8Type:
-		return "UTINYINT", nil
-	case *arrow.Uint16Type:
-		return "USMALLINT", nil
-	case *arrow.Uint32Type:
-		return "UINTEGER", nil
-	case *arrow.Uint64Type:
-		return "UBIGINT", nil
-	case *arrow.Float32Type:
-		return "FLOAT", nil
-	case *arrow.Float64Type:
-		return "DOUBLE", nil
-	case *arrow.BooleanType:
-		return "BOOLEAN", nil
-	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
-		return "VARCHAR", nil
-	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
-		return "BLOB", nil
-	case *arrow.Date32Type, *arrow.Date64Type:
-		return "DATE", nil
-	case *arrow.TimestampType:
-		if tt.TimeZone != "" {
-			return "TIMESTAMPTZ", nil
-		}
-		return "TIMESTAMP", nil
-	case *arrow.Decimal128Type:
-		return fmt.Sprintf("DECIMAL(%d,%d)", tt.Precision, tt.Scale), nil
-	case *arrow.StructType:
-		if tt.NumFields() == 0 {
-			return "", fmt.Errorf("%w: empty struct", ErrUnsupported)
-		}
-		parts := make([]string, tt.NumFields())
-		for i, f := range tt.Fields() {
-			ft, err := DuckDBType(f.Type)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = sqlquote.Ident(f.Name) + " " + ft
-		}
-		return "STRUCT(" + strings.Join(parts, ", ") + ")", nil
-	case *arrow.MapType:
-		k, err := DuckDBType(tt.KeyType())
-		if err != nil {
-			return "", err
-		}
-		v, err := DuckDBType(tt.ItemType())
-		if err != nil {
-			return "", err
-		}
-		return "MAP(" + k + ", " + v + ")", nil
-	case arrow.ListLikeType:
-		e, err := DuckDBType(tt.Elem())
-		if err != nil {
-			return "", err
-		}
-		return e + "[]", nil
+	name, err := duckdbtype.Of(t)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnsupported, err)
 	}
-	return "", fmt.Errorf("%w: Arrow type %s", ErrUnsupported, t)
+	return name, nil
 }

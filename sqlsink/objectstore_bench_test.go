@@ -54,6 +54,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
@@ -638,4 +639,54 @@ func (c *osCountingStorage) LocalFile(ctx context.Context, key string) (string, 
 	p, err := c.Storage.LocalFile(ctx, key)
 	c.ops.add("LOCALFILE", key, err, time.Since(t), 0)
 	return p, err
+}
+
+// ingestBatches builds rows rows as 64k-row batches; the caller releases
+// them.
+func ingestBatches(rows int) []arrow.RecordBatch {
+	gen := newRowGen(memory.NewGoAllocator())
+	defer gen.release()
+	var out []arrow.RecordBatch
+	for done := 0; done < rows; {
+		n := min(ingestBatchRows, rows-done)
+		out = append(out, gen.batch(n))
+		done += n
+	}
+	return out
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// loadAvg is the machine's load average, to tell a quiet run from a busy
+// one.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// spread is (max - min) / median, in percent.
+func spread(xs []float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return 100 * (hi - lo) / median(xs)
 }

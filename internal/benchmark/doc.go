@@ -9,4 +9,9 @@
 // result is the median of each side's runs, their spread, the ratio of the
 // medians and the target that ratio should meet. Nothing here asserts on
 // timing: the output is for people and for the README.
+//
+// The Go benchmarks of the layers below (sqlsink, planner/wire,
+// catalogadapter/apacheiceberg, tableformat/delta) run these workloads
+// too, from external test packages, through RunLakesql, RunReference,
+// RunRatio and HistoryTable: one implementation of each.
 package benchmark

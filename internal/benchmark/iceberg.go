@@ -31,16 +31,34 @@ func IngestIceberg() Workload {
 		Quick: Size{N: 1_000_000, Runs: 3}, Full: Size{N: 10_000_000, Runs: 5},
 		Describe:  func(n int) string { return formatCount(n) + " rows, one epoch, Iceberg (SQLite catalog)" },
 		Reference: "iceberg-go: CreateTable, Transaction.AppendTable of the same Arrow batches, Commit",
-		Setup:     setupIngestIceberg,
+		Setup: func(ctx context.Context, env Env, n int) (Sides, error) {
+			return setupIngestIceberg(ctx, env, n, apacheiceberg.Options{})
+		},
 	}
 }
 
-func setupIngestIceberg(ctx context.Context, env Env, n int) (Sides, error) {
+// IngestIcebergGoWriter is IngestIceberg with the provider handing the
+// rows to iceberg-go's Parquet writer as Arrow (Options.IcebergGoWriter)
+// instead of DuckDB's COPY writing the files. Not in All: apacheiceberg's
+// TestIngestRatio runs it next to IngestIceberg.
+func IngestIcebergGoWriter() Workload {
+	w := IngestIceberg()
+	w.Name = "ingest-iceberg-gowriter"
+	w.Describe = func(n int) string {
+		return formatCount(n) + " rows, one epoch, Iceberg (SQLite catalog), iceberg-go's writer"
+	}
+	w.Setup = func(ctx context.Context, env Env, n int) (Sides, error) {
+		return setupIngestIceberg(ctx, env, n, apacheiceberg.Options{IcebergGoWriter: true})
+	}
+	return w
+}
+
+func setupIngestIceberg(ctx context.Context, env Env, n int, opts apacheiceberg.Options) (Sides, error) {
 	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: env.Dir})
 	if err != nil {
 		return nil, err
 	}
-	provider := apacheiceberg.New(cat, apacheiceberg.Options{})
+	provider := apacheiceberg.New(cat, opts)
 	stored, err := apacheiceberg.StoredSchema(rowSchema)
 	if err != nil {
 		cat.Close()

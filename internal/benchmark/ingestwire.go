@@ -48,7 +48,7 @@ func setupIngestWire(ctx context.Context, env Env, n int) (Sides, error) {
 	var committed int64
 	return sidesFuncs{
 		lakesql: func(ctx context.Context) (Sample, error) {
-			d, commit, err := transaction(ctx, lake.wireClient, stmts)
+			d, commit, err := transaction(ctx, lake.wireClient, stmts, n)
 			if err != nil {
 				return Sample{}, err
 			}
@@ -64,7 +64,7 @@ func setupIngestWire(ctx context.Context, env Env, n int) (Sides, error) {
 		},
 		reference: func(ctx context.Context) (Sample, error) {
 			before := ref.table.rows.Load()
-			d, _, err := transaction(ctx, ref.wireClient, stmts)
+			d, _, err := transaction(ctx, ref.wireClient, stmts, n)
 			if err != nil {
 				return Sample{}, err
 			}
@@ -77,17 +77,24 @@ func setupIngestWire(ctx context.Context, env Env, n int) (Sides, error) {
 	}, nil
 }
 
-// transaction runs BEGIN, stmts, COMMIT and returns the whole time and
-// the COMMIT's.
-func transaction(ctx context.Context, c *wireClient, stmts []string) (total, commit time.Duration, err error) {
+// transaction runs BEGIN, stmts (insertStatements of rows in all), COMMIT,
+// checking each INSERT's rows affected, and returns the whole time and the
+// COMMIT's.
+func transaction(ctx context.Context, c *wireClient, stmts []string, rows int) (total, commit time.Duration, err error) {
 	start := time.Now()
 	if err := c.exec(ctx, "BEGIN"); err != nil {
 		return 0, 0, err
 	}
 	for i, q := range stmts {
-		if _, err := c.conn.ExecContext(ctx, q); err != nil {
+		res, err := c.conn.ExecContext(ctx, q)
+		if err != nil {
 			c.conn.ExecContext(ctx, "ROLLBACK")
 			return 0, 0, fmt.Errorf("INSERT %d of %d: %w", i+1, len(stmts), err)
+		}
+		want := int64(min(wireRowsPerStatement, rows-i*wireRowsPerStatement))
+		if n, err := res.RowsAffected(); err != nil || n != want {
+			c.conn.ExecContext(ctx, "ROLLBACK")
+			return 0, 0, fmt.Errorf("INSERT %d of %d: %d rows affected (%v), want %d", i+1, len(stmts), n, err, want)
 		}
 	}
 	t := time.Now()

@@ -40,11 +40,11 @@ func OpenLongHistory() Workload {
 		},
 		Reference: fmt.Sprintf("opening the same kind of table with %d versions", historyShort),
 		Setup: func(ctx context.Context, env Env, n int) (Sides, error) {
-			long, err := historyTable(ctx, filepath.Join(env.Dir, "long"), n)
+			long, err := HistoryTable(ctx, filepath.Join(env.Dir, "long"), n, historyLiveFiles)
 			if err != nil {
 				return nil, fmt.Errorf("build %d-version table: %w", n, err)
 			}
-			short, err := historyTable(ctx, filepath.Join(env.Dir, "short"), historyShort)
+			short, err := HistoryTable(ctx, filepath.Join(env.Dir, "short"), historyShort, historyLiveFiles)
 			if err != nil {
 				return nil, fmt.Errorf("build %d-version table: %w", historyShort, err)
 			}
@@ -72,10 +72,13 @@ func timeOpens(ctx context.Context, store delta.Storage, version int64) (Sample,
 	return Sample{Value: ms(time.Since(start)) / opensPerRun}, nil
 }
 
-// historyTable writes a table of `versions` commits at dir, as lakesql
+// HistoryTable writes a table of `versions` commits at dir, as lakesql
 // writes epochs (each commit a txn and one file with statistics), and
-// checkpoints it as a writer with the default interval would.
-func historyTable(ctx context.Context, dir string, versions int) (delta.Storage, error) {
+// checkpoints it as a writer with the default interval would. With live >
+// 0 a commit also removes the file added live commits before, so that the
+// table keeps live files whatever its length; with 0 every file stays.
+// tableformat/delta's open benchmarks time opening it too.
+func HistoryTable(ctx context.Context, dir string, versions, live int) (delta.Storage, error) {
 	store, err := delta.NewLocalStorage(dir)
 	if err != nil {
 		return nil, err
@@ -98,10 +101,10 @@ func historyTable(ctx context.Context, dir string, versions int) (delta.Storage,
 				Stats: fmt.Sprintf(`{"numRecords":1000,"minValues":{"id":%d,"amount":0.5,"region":"af","ts":"2026-01-01T00:00:00.000Z"},"maxValues":{"id":%d,"amount":999.5,"region":"us-west","ts":"2026-01-02T00:00:00.000Z"},"nullCount":{"id":0,"amount":0,"region":0,"ts":0}}`, v*1000, v*1000+999),
 			}},
 		}
-		if v > historyLiveFiles {
+		if live > 0 && v > int64(live) {
 			del := now
 			actions = append(actions, delta.Action{Remove: &delta.Remove{
-				Path: fmt.Sprintf("part-%08d.parquet", v-historyLiveFiles), DeletionTimestamp: &del, DataChange: true}})
+				Path: fmt.Sprintf("part-%08d.parquet", v-int64(live)), DeletionTimestamp: &del, DataChange: true}})
 		}
 		data, err := delta.EncodeActions(actions)
 		if err != nil {

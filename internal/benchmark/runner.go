@@ -220,13 +220,6 @@ func interleave(ctx context.Context, name string, s Sides, runs int, warm bool,
 
 // summarizeInto fills r's figures from the timed samples of both sides.
 func summarizeInto(r *Result, as, bs []Sample) {
-	values := func(ss []Sample) []float64 {
-		out := make([]float64, len(ss))
-		for i, s := range ss {
-			out[i] = s.Value
-		}
-		return out
-	}
 	av, bv := values(as), values(bs)
 	r.Lakesql, r.Ref = summarize(av), summarize(bv)
 	r.Ratio = r.Lakesql.Median / r.Ref.Median
@@ -236,6 +229,15 @@ func summarizeInto(r *Result, as, bs []Sample) {
 	}
 	r.PairedRatio = median(paired)
 	r.LakesqlExtra, r.RefExtra = extraMedians(as), extraMedians(bs)
+}
+
+// values are the samples' figures.
+func values(ss []Sample) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = s.Value
+	}
+	return out
 }
 
 // extraMedians is the median of each extra figure over the samples that

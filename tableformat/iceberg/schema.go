@@ -8,6 +8,7 @@ import (
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakesql/lakesql/internal/duckdbtype"
 	"github.com/lakesql/lakesql/internal/sqlquote"
 )
 
@@ -171,37 +172,30 @@ func StoredArrowSchema(s *arrow.Schema) (*arrow.Schema, error) {
 	return ArrowSchema(is)
 }
 
-// DuckDBType spells an Iceberg type in DuckDB SQL, for the casts of a scan.
+// DuckDBType spells an Iceberg type in DuckDB SQL, for the casts of a scan:
+// the primitives that have an Arrow type of the same values are spelled by
+// duckdbtype.Of (which the sink's buffer uses too) from that type. The
+// rest is Iceberg's own: time, uuid and nanosecond timestamps, which are
+// spelled as DuckDB reads them from Iceberg's files (Arrow's spelling
+// knows no TIME, and calls a 16-byte uuid BLOB and any timestamp
+// TIMESTAMP), and nested types, because they may hold those and because
+// an Iceberg struct may have no fields (STRUCT()), which the Arrow
+// spelling refuses.
 func DuckDBType(t ice.Type) (string, error) {
 	switch tt := t.(type) {
-	case ice.BooleanType:
-		return "BOOLEAN", nil
-	case ice.Int32Type:
-		return "INTEGER", nil
-	case ice.Int64Type:
-		return "BIGINT", nil
-	case ice.Float32Type:
-		return "FLOAT", nil
-	case ice.Float64Type:
-		return "DOUBLE", nil
-	case ice.DecimalType:
-		return fmt.Sprintf("DECIMAL(%d,%d)", tt.Precision(), tt.Scale()), nil
-	case ice.DateType:
-		return "DATE", nil
+	case ice.BooleanType, ice.Int32Type, ice.Int64Type, ice.Float32Type, ice.Float64Type, ice.DecimalType,
+		ice.DateType, ice.TimestampType, ice.TimestampTzType, ice.StringType, ice.BinaryType, ice.FixedType:
+		at, err := table.TypeToArrowType(t, false, false)
+		if err != nil {
+			return "", fmt.Errorf("%w: Iceberg type %s: %w", ErrUnsupported, t, err)
+		}
+		return duckdbtype.Of(at)
 	case ice.TimeType:
 		return "TIME", nil
-	case ice.TimestampType:
-		return "TIMESTAMP", nil
-	case ice.TimestampTzType:
-		return "TIMESTAMPTZ", nil
 	case ice.TimestampNsType:
 		return "TIMESTAMP_NS", nil
-	case ice.StringType:
-		return "VARCHAR", nil
 	case ice.UUIDType:
 		return "UUID", nil
-	case ice.BinaryType, ice.FixedType:
-		return "BLOB", nil
 	case *ice.StructType:
 		parts := make([]string, len(tt.FieldList))
 		for i, f := range tt.FieldList {
