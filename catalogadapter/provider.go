@@ -219,6 +219,12 @@ type Receipt struct {
 	Files    int             `json:"files"`
 	Rows     int64           `json:"rows"`
 	Bytes    int64           `json:"bytes"`
+	// InProcess is the backend's own in-memory form of Metadata, for a
+	// Commit in the process that staged the receipt: it spares decoding
+	// Metadata and what the backend can vouch for itself. It is never
+	// encoded, so a receipt from elsewhere (a journal read back) carries
+	// none and is checked in full. Only the backend that made it reads it.
+	InProcess any `json:"-"`
 }
 
 // CommitOptions carry the exactly-once record and the removals of an upsert.

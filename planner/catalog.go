@@ -24,7 +24,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/shopspring/decimal"
 
-	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/intconv"
 	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/sinkddl"
@@ -251,13 +250,12 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 
 // scanSQL is a DuckDB query over the last committed version of the sink's
 // table, through the sink's own provider (Delta, or its Iceberg catalog).
-func scanSQL(ctx context.Context, s *sqlsink.Sink, q catalogadapter.Querier) (string, error) {
-	cfg := s.Config()
-	sc, ok := cfg.Provider.(catalogadapter.Scanner)
+func scanSQL(ctx context.Context, s *sqlsink.Sink, q *sql.DB) (string, error) {
+	scan, ok, err := s.ScanSQL(ctx, q)
 	if !ok {
 		return "", fmt.Errorf("%w: reading a table of this backend", ErrNotSupported)
 	}
-	return sc.ScanSQL(ctx, cfg.Table, q, -1, nil)
+	return scan, err
 }
 
 // scanIter streams a sink's rows from DuckDB.

@@ -1,16 +1,14 @@
 package planner
 
-// The embedded engine: one DuckDB, one Delta provider, the Iceberg catalogs
-// its sinks name (iceberg.go), the sink registry and a go-mysql-server
-// engine whose database "lakesql" shows every sink as a table. Exec runs one
-// statement for a session: lakesql's own statements are handled here,
-// everything else by go-mysql-server.
+// The embedded engine: one DuckDB, the backends its sinks open (sinkdef),
+// the sink registry and a go-mysql-server engine whose database "lakesql"
+// shows every sink as a table. Exec runs one statement for a session:
+// lakesql's own statements are handled here, everything else by
+// go-mysql-server.
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -26,14 +24,10 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	_ "github.com/duckdb/duckdb-go/v2" // the "duckdb" database/sql driver
 
-	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/internal/secret"
-	"github.com/lakesql/lakesql/internal/sqlquote"
-	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/sinkddl"
+	"github.com/lakesql/lakesql/sinkdef"
 	"github.com/lakesql/lakesql/sqlsink"
-	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // DatabaseName is the database go-mysql-server shows the sinks in.
@@ -73,17 +67,16 @@ type Options struct {
 
 // DefaultCatalogTimeout bounds each Iceberg catalog call when
 // Options.CatalogTimeout is 0.
-const DefaultCatalogTimeout = icetable.DefaultTimeout
+const DefaultCatalogTimeout = sinkdef.DefaultCatalogTimeout
 
 // Engine is an embedded lakesql: safe for concurrent use by many sessions.
 type Engine struct {
-	opts     Options
-	db       *sql.DB
-	provider *deltalake.Provider
-	iceberg  backends[*icebergBackend]
-	// objectStores are the Delta providers of sinks on object storage.
-	objectStores backends[*deltalake.Provider]
-	gms          *sqle.Engine
+	opts Options
+	db   *sql.DB
+	// backends open the sinks' providers and tables from their
+	// definitions.
+	backends *sinkdef.Backends
+	gms      *sqle.Engine
 	// buffers bounds the sinks' open write buffers; stopJanitor ends
 	// the goroutine that releases idle ones.
 	buffers     *sqlsink.BufferPool
@@ -131,51 +124,11 @@ func Open(ctx context.Context, opts Options) (*Engine, error) {
 // locked.
 func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	dir := opts.DataDir
-	var err error
-	for k, v := range opts.Storage {
-		if err := storageloc.CheckOption(k, v); err != nil {
-			return nil, fmt.Errorf("lakesql: %w", err)
-		}
+	bopts, err := sinkdef.Options{DataDir: dir, AllowedRoots: opts.AllowedRoots, TableRoot: opts.TableRoot,
+		Storage: opts.Storage, CatalogTimeout: opts.CatalogTimeout, ReservedFiles: dataDirFiles}.Resolve()
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case opts.TableRoot == "":
-		opts.TableRoot = dir
-	case storageloc.IsLocation(opts.TableRoot):
-		l, err := storageloc.ParseLocation(opts.TableRoot)
-		if err != nil {
-			return nil, fmt.Errorf("lakesql: table root: %w", err)
-		}
-		opts.TableRoot = l.String()
-	default:
-		if opts.TableRoot, err = filepath.Abs(opts.TableRoot); err != nil {
-			return nil, err
-		}
-	}
-	if len(opts.AllowedRoots) == 0 {
-		opts.AllowedRoots = []string{dir}
-		if opts.TableRoot != dir {
-			opts.AllowedRoots = append(opts.AllowedRoots, opts.TableRoot)
-		}
-	}
-	roots := make([]string, len(opts.AllowedRoots))
-	for i, r := range opts.AllowedRoots {
-		if storageloc.IsLocation(r) {
-			l, err := storageloc.ParseLocation(r)
-			if err != nil {
-				return nil, fmt.Errorf("lakesql: allowed root: %w", err)
-			}
-			roots[i] = l.String()
-			continue
-		}
-		if roots[i], err = filepath.Abs(r); err != nil {
-			return nil, err
-		}
-		// Locations are compared resolved: so are the roots.
-		if roots[i], err = canonicalPath(roots[i]); err != nil {
-			return nil, fmt.Errorf("lakesql: allowed root: %w", err)
-		}
-	}
-	opts.AllowedRoots = roots
 
 	records, err := loadRegistry(dir)
 	if err != nil {
@@ -189,15 +142,16 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("lakesql: DuckDB settings: %w", err)
 	}
-	e := &Engine{opts: opts, db: db, provider: deltalake.New(db, deltalake.Options{BackgroundCheckpoints: true, AllowedRoots: opts.AllowedRoots}), sinks: map[string]*sinkHandle{}}
+	e := &Engine{opts: opts, db: db, sinks: map[string]*sinkHandle{}}
 	e.buffers, e.stopJanitor = startSinkBuffers(opts.MaxOpenSinks, opts.SinkIdleTimeout)
+	bopts.Buffers = e.buffers
+	e.backends = sinkdef.New(db, bopts)
 	for _, r := range records {
 		h := &sinkHandle{engine: e, rec: r, lock: make(chan struct{}, 1), persisted: true}
 		st, perr := sinkddl.Parse(r.Statement)
 		if cs, ok := st.(*sinkddl.CreateSink); perr == nil && ok {
 			h.def = cs
-			h.table = e.tableKey(cs, r.Path)
-			h.areas = e.sinkAreas(cs, r.Path)
+			h.spec = e.backends.Define(cs, r.Path)
 		} else {
 			h.defErr = fmt.Errorf("sink %s: its stored definition does not parse: %v", r.Name, perr)
 		}
@@ -240,7 +194,7 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, e.provider.Close(), e.iceberg.close(), e.objectStores.close())
+	errs = append(errs, e.backends.Close())
 	// go-mysql-server's Close always reports the cancellation of its
 	// background threads' context: that is its normal shutdown.
 	if err := e.gms.Close(); err != nil && !errors.Is(err, context.Canceled) {
@@ -263,12 +217,9 @@ type sinkHandle struct {
 	// table (guarded by the engine's mu). Such a handle is invisible to
 	// every statement but another CREATE SINK of the name or the table.
 	creating bool
-	// table names the sink's table with its format and catalog (tableKey):
-	// one table has at most one sink.
-	table string
-	// areas are the canonical places it writes to (sinkAreas), which a
-	// new sink must keep clear of.
-	areas []sinkArea
+	// spec is def resolved, WITH options read (nil when def is): its
+	// table (one table has at most one sink) and the places it writes to.
+	spec *sinkdef.Definition
 
 	// lock is held by the session whose transaction has an open epoch on
 	// the sink: an epoch is one sequence of calls on the sink.
@@ -295,7 +246,7 @@ func (h *sinkHandle) open(ctx context.Context) (*sqlsink.Sink, error) {
 	}
 	// A failure is not remembered: the next use tries again, so a table
 	// that comes back (or a transient error) heals without a restart.
-	s, err := h.engine.openSink(ctx, h.def, h.rec.Path, h.persisted)
+	s, err := h.engine.backends.Open(ctx, h.spec, h.persisted)
 	if err != nil {
 		return nil, err
 	}
@@ -352,108 +303,6 @@ func (h *sinkHandle) acquire(ctx context.Context) error {
 }
 
 func (h *sinkHandle) release() { <-h.lock }
-
-// openSink opens a sink. existing says the definition comes from the
-// registry: its table must be there already, or the sink was dropped
-// underneath, and a new empty table must not silently replace it.
-func (e *Engine) openSink(ctx context.Context, cs *sinkddl.CreateSink, path string, existing bool) (*sqlsink.Sink, error) {
-	cfg, err := e.sinkConfig(ctx, cs, path)
-	if err != nil {
-		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
-	}
-	if existing {
-		if _, err := cfg.Provider.TableSpec(ctx, cfg.Table); err != nil {
-			if errors.Is(err, catalogadapter.ErrNoTable) {
-				return nil, fmt.Errorf("sink %s: its table at %s is gone (DROP SINK %s forgets the definition): %w",
-					cs.Name, path, sqlquote.MySQLIdent(cs.Name), err)
-			}
-			return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
-		}
-	}
-	cfg.TempDir = filepath.Join(e.opts.DataDir, "tmp", dirName(cs.Name))
-	for _, d := range []string{cfg.TempDir, cfg.StateDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	s, err := sqlsink.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
-	}
-	if err := s.Open(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if !existing && len(cs.PartitionBy) > 0 {
-		spec, err := cfg.Provider.TableSpec(ctx, cfg.Table)
-		if err == nil {
-			err = samePartitioning(cs.PartitionBy, spec.PartitionSpec)
-		}
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("sink %s: %s: %w", cs.Name, path, err)
-		}
-	}
-	return s, nil
-}
-
-// tableKey names the table a definition writes to, with its format and,
-// for Iceberg, its catalog; path is the resolved location.
-func (e *Engine) tableKey(cs *sinkddl.CreateSink, path string) string {
-	if cs.Format != sinkddl.FormatIceberg {
-		// A stored location may predate canonical ones: compare resolved.
-		return sinkddl.FormatDelta + "\x00" + canonicalLocation(path)
-	}
-	so, _ := parseOptions(cs.Format, cs.Options)
-	props, err := e.catalogProperties(so, false)
-	if err != nil {
-		props = so.catalog
-	}
-	return sinkddl.FormatIceberg + "\x00" + e.catalogIdentity(props) + "\x00" + path
-}
-
-// resolveTarget resolves a definition's location: a Delta location to an
-// absolute path within the allowed roots, an Iceberg one to its canonical
-// namespace.table, its catalog's local paths checked against the roots.
-func (e *Engine) resolveTarget(cs *sinkddl.CreateSink, so sinkOptions) (string, error) {
-	if cs.Format != sinkddl.FormatIceberg {
-		p, err := resolveLocation(e.opts.TableRoot, e.opts.AllowedRoots, cs.Location)
-		if err != nil || storageloc.IsLocation(p) {
-			return p, err
-		}
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return "", fmt.Errorf("%w: location %q resolves to %s, which is a file, not a folder", ErrLocation, cs.Location, p)
-		}
-		return p, nil
-	}
-	_, path, err := icebergTable(cs.Location)
-	if err != nil {
-		return "", err
-	}
-	if _, err := e.catalogProperties(so, true); err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-// dirName names a sink's folder: its lower-cased name when that is plain
-// ASCII letters, digits, '_' and '-', else those characters followed by a
-// hash of the name, so that no two sinks share a folder and no quote or
-// separator reaches a path (DuckDB settings refuse quotes in paths).
-func dirName(name string) string {
-	lower := strings.ToLower(name)
-	safe := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
-			return r
-		}
-		return '_'
-	}, lower)
-	if safe == lower {
-		return safe
-	}
-	sum := sha256.Sum256([]byte(lower))
-	return safe + "-" + hex.EncodeToString(sum[:4])
-}
 
 // lookup returns the handle of a sink by case-insensitive name.
 func (e *Engine) lookup(name string) (*sinkHandle, bool) {
@@ -540,7 +389,7 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st sinkddl.Stateme
 		}
 		shown := h.rec.Statement
 		if h.def != nil {
-			shown = shownStatement(h.def)
+			shown = sinkdef.Shown(h.def)
 		}
 		return &Result{Columns: []string{"Sink", "Create Sink"}, Rows: [][]any{{h.rec.Name, shown}}}, nil
 	case *sinkddl.ShowSinkStatus:
@@ -556,17 +405,29 @@ var ErrNoSink = errors.New("no such sink")
 // ErrSinkExists marks CREATE SINK of a name that is taken.
 var ErrSinkExists = errors.New("sink already exists")
 
+// dataDirFiles are the data directory's own files, which no sink may take.
+var dataDirFiles = []string{registryFile, "users.json", "users.json.migrated", "privileges.db", LockFile, ".lakesql_history"}
+
+// checkAreasLocked refuses the places a new sink writes to when they
+// collide with the data directory's own or with another sink's. e.mu is
+// held.
+func (e *Engine) checkAreasLocked(spec *sinkdef.Definition) error {
+	others := make(map[string]*sinkdef.Definition, len(e.sinks))
+	for _, h := range e.sinks {
+		if h.spec != nil {
+			others[h.rec.Name] = h.spec
+		}
+	}
+	return e.backends.CheckAreas(spec, others)
+}
+
 func (e *Engine) createSink(ctx context.Context, cs *sinkddl.CreateSink) (*Result, error) {
-	so, err := parseOptions(cs.Format, cs.Options)
+	stored := *cs
+	stored.IfNotExists = false
+	spec, err := e.backends.Resolve(&stored)
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
-	path, err := e.resolveTarget(cs, so)
-	if err != nil {
-		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
-	}
-	table := e.tableKey(cs, path)
-	areas := e.sinkAreas(cs, path)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -584,26 +445,24 @@ func (e *Engine) createSink(ctx context.Context, cs *sinkddl.CreateSink) (*Resul
 		return nil, fmt.Errorf("%w: %s", ErrSinkExists, cs.Name)
 	}
 	for _, h := range e.sinks {
-		if h.table == table {
+		if h.spec != nil && h.spec.Table == spec.Table {
 			e.mu.Unlock()
-			return nil, fmt.Errorf("sink %s: %w: the table at %s is already the sink %s", cs.Name, ErrLocation, path, h.rec.Name)
+			return nil, fmt.Errorf("sink %s: %w: the table at %s is already the sink %s", cs.Name, ErrLocation, spec.Path, h.rec.Name)
 		}
 	}
-	if err := e.checkAreasLocked(areas); err != nil {
+	if err := e.checkAreasLocked(spec); err != nil {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("sink %s: %w", cs.Name, err)
 	}
 	// Reserve the name and the table while the table is created, which
 	// may be network I/O bounded only by the catalog timeout: the engine
 	// is not locked meanwhile, so other statements go on.
-	stored := *cs
-	stored.IfNotExists = false
-	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: path},
-		def: &stored, table: table, areas: areas, lock: make(chan struct{}, 1), creating: true}
+	h := &sinkHandle{engine: e, rec: sinkRecord{Name: cs.Name, Format: cs.Format, Statement: stored.String(), Path: spec.Path},
+		def: &stored, spec: spec, lock: make(chan struct{}, 1), creating: true}
 	e.sinks[strings.ToLower(cs.Name)] = h
 	e.mu.Unlock()
 
-	s, err := e.openSink(ctx, &stored, path, false)
+	s, err := e.backends.Open(ctx, spec, false)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err == nil && e.closed {
@@ -667,8 +526,8 @@ func (e *Engine) showSinks() *Result {
 		format := ""
 		if h.def != nil {
 			format = strings.ToUpper(h.def.Format)
-			if so, err := parseOptions(h.def.Format, h.def.Options); err == nil && so.mode != "" {
-				mode = string(so.mode)
+			if m, err := h.spec.Mode(); err == nil && m != "" {
+				mode = string(m)
 			}
 		}
 		res.Rows = append(res.Rows, []any{h.rec.Name, format, h.rec.Path, mode})

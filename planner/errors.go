@@ -9,11 +9,9 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
-	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/sinkddl"
+	"github.com/lakesql/lakesql/sinkdef"
 	"github.com/lakesql/lakesql/sqlsink"
-	"github.com/lakesql/lakesql/tableformat/delta"
-	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // MySQLError gives err the MySQL error code and SQLSTATE a client sees.
@@ -54,27 +52,27 @@ func MySQLError(err error) *mysql.SQLError {
 		code = mysql.ERNonExistingGrant
 	case errors.As(err, &syn):
 		code = mysql.ERParseError
-	case errors.Is(err, delta.ErrPathOutsideTable), errors.Is(err, icetable.ErrPathOutsideTable):
+	case sinkdef.IsPathOutsideTable(err):
 		// MySQL's code for a file outside --secure-file-priv: a table's
 		// log or manifest named a file outside the table and the allowed
 		// roots.
 		code = mysql.EROptionPreventsStatement
 	case errors.Is(err, sinkddl.ErrUnsupportedType), errors.Is(err, sinkddl.ErrUnsupported), errors.Is(err, ErrNotSupported),
-		errors.Is(err, catalogadapter.ErrUnsupported):
+		errors.Is(err, sqlsink.ErrUnsupported):
 		code = mysql.ERNotSupportedYet
-	case errors.Is(err, catalogadapter.ErrCorrupt):
+	case errors.Is(err, sqlsink.ErrCorrupt):
 		code = erTableCorrupt
-	case errors.Is(err, ErrNoSink), errors.Is(err, catalogadapter.ErrNoTable):
+	case errors.Is(err, ErrNoSink), errors.Is(err, sqlsink.ErrNoTable):
 		code = mysql.ERNoSuchTable
 	case errors.Is(err, ErrSinkExists):
 		code = mysql.ERTableExists
-	case errors.Is(err, catalogadapter.ErrTimeout):
+	case errors.Is(err, sqlsink.ErrTimeout):
 		// MySQL's code for a remote data source it cannot reach (the
 		// FEDERATED engine's): not 1205, which clients retry as a lock
 		// wait, nor 3024, the statement's own max_execution_time.
 		code = erConnectToForeignDataSource
 	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, sinkddl.ErrInvalidDefinition),
-		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, errCatalog), errors.Is(err, catalogadapter.ErrInvalid):
+		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, sinkdef.ErrCatalog), errors.Is(err, sqlsink.ErrInvalid):
 		code = mysql.ERWrongArguments
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):
 		code = mysql.ERTruncatedWrongValueForField
@@ -101,7 +99,7 @@ func MySQLError(err error) *mysql.SQLError {
 		code = erStackOverrun
 	case errors.Is(err, ErrSelectNesting):
 		code = erTooHighNestSelect
-	case errors.Is(err, catalogadapter.ErrConflict):
+	case errors.Is(err, sqlsink.ErrConflict):
 		// Other writers kept winning: MySQL's "try restarting transaction".
 		code = mysql.ERLockDeadlock
 	default:
@@ -135,7 +133,20 @@ const erReadOnlyTransaction = 1792
 // errSinkBusy marks a sink that another transaction held too long.
 var errSinkBusy = errors.New("sink is in use by another transaction")
 
-// errInterrupted marks a statement cancelled while it waited for a sink
-// (KILL QUERY, a closed connection): MySQL's 1317, which a client that
-// retries on 1205 must not take for a lock wait timeout.
-var errInterrupted = errors.New("query execution was interrupted")
+// errInterrupted marks a statement cancelled while it waited for a sink,
+// or for another statement opening a sink's catalog (sinkdef's own).
+var errInterrupted = sinkdef.ErrInterrupted
+
+// errEngineClosed marks a statement that finished after the engine closed.
+var errEngineClosed = sinkdef.ErrClosed
+
+// ErrLocation marks a location that is refused: outside the allowed roots,
+// or not a usable path.
+var ErrLocation = sinkdef.ErrLocation
+
+// ErrOption marks an unknown WITH option or a bad value for a known one.
+var ErrOption = sinkdef.ErrOption
+
+// ErrNotSupported marks a statement or feature lakesql does not do yet;
+// sinkdef's, which refuses the sink features.
+var ErrNotSupported = sinkdef.ErrNotSupported

@@ -249,12 +249,8 @@ func (e *Engine) sinkFolders() map[string]string {
 		switch {
 		case h.rec.Format != sinkddl.FormatIceberg:
 			loc = h.rec.Path
-		case h.def != nil:
-			so, err := parseOptions(h.def.Format, h.def.Options)
-			if err != nil {
-				continue
-			}
-			props, err := e.catalogProperties(so, false)
+		case h.spec != nil:
+			props, err := e.backends.CatalogProperties(h.spec)
 			if err != nil {
 				continue
 			}

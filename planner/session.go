@@ -677,10 +677,10 @@ func (t *txn) replayEpoch(landed []LandedSink) (epoch int64, safe bool) {
 			return -1, false
 		}
 		epoch = t.epochs[h]
-		if h.def == nil {
+		if h.spec == nil {
 			return epoch, false
 		}
-		if so, err := parseOptions(h.def.Format, h.def.Options); err != nil || so.delivery == sqlsink.AtLeastOnce {
+		if d, err := h.spec.Delivery(); err != nil || d == sqlsink.AtLeastOnce {
 			return epoch, false
 		}
 	}

@@ -1,15 +1,13 @@
 package planner
 
 // information_schema.TABLES.TABLE_ROWS and SHOW TABLE STATUS Rows come
-// from the table's metadata (catalogadapter.RowCounter), never a scan.
+// from the table's metadata (sqlsink.Sink.RowCount), never a scan.
 
 import (
 	"strings"
 
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/information_schema"
-
-	"github.com/lakesql/lakesql/catalogadapter"
 )
 
 var (
@@ -21,12 +19,7 @@ var (
 // metadataRows is the sink's row count as its metadata tells it; false
 // when it does not (no stats, delete files, storage unreachable).
 func (t *table) metadataRows(ctx *gms.Context) (uint64, bool) {
-	cfg := t.sink.Config()
-	rc, ok := cfg.Provider.(catalogadapter.RowCounter)
-	if !ok {
-		return 0, false
-	}
-	n, known, err := rc.RowCount(ctx, cfg.Table)
+	n, known, err := t.sink.RowCount(ctx)
 	if err != nil || !known || n < 0 {
 		// A listing of every table must not fail on one table's storage.
 		return 0, false

@@ -20,7 +20,9 @@ import (
 // exactly-once record, and writes the next version with put-if-absent. A
 // lost race is retried with backoff when the winners did not touch what
 // this commit depends on (a blind append never depends on anything), and
-// reported as ErrConflict when they did.
+// reported as ErrConflict when they did. The first attempt of receipts
+// staged in this process commits on the version they were staged on
+// instead of reading the latest: see stagedSnapshot.
 //
 // With nothing to record (no files, no removals, no epoch) nothing is
 // written and the current version is returned. A checkpoint that fails
@@ -39,7 +41,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
 		return fail(err)
 	}
-	adds, err := decodeReceipts(ctx, t.Storage(), receipts)
+	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
 	}
@@ -62,10 +64,17 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if recordEpoch {
 		params = map[string]any{"writerId": opts.WriterID, "epoch": opts.Epoch}
 	}
+	first, err := p.stagedSnapshot(ctx, t, tpath, stagedOn, len(adds), opts, recordEpoch)
+	if err != nil {
+		return fail(readError(tpath, err))
+	}
 	for attempt := 0; ; attempt++ {
-		snap, err := p.fresh(ctx, t, tpath)
-		if err != nil {
-			return fail(readError(tpath, err))
+		snap, staged := first, first != nil
+		first = nil
+		if !staged {
+			if snap, err = p.fresh(ctx, t, tpath); err != nil {
+				return fail(readError(tpath, err))
+			}
 		}
 		if recordEpoch {
 			if v, ok := snap.TxnVersion(opts.WriterID); ok && v >= opts.Epoch {
@@ -127,10 +136,57 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if attempt >= maxRetries {
 			return fail(fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err))
 		}
+		if staged {
+			// The table moved on since staging, which is what a fresh read
+			// would have found: read it now, without waiting.
+			continue
+		}
 		if err := backoff.Sleep(ctx, backoff.Equal(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
 			return fail(fmt.Errorf("retry after a lost race at version %d: %w", ce.Version, err))
 		}
 	}
+}
+
+// stagedSnapshot is the snapshot the first attempt commits on instead of a
+// fresh read of the log: on, the one every receipt was staged on, while it
+// is still the one this provider holds for the table (no call here has
+// seen a newer version since, nor a table created again) and its log
+// entry is still the table's (delta.Table.Unchanged: one read, where
+// bringing it up to date takes three), when there are files to add, and
+// unless it already holds the epoch (a replay is judged and reported on
+// the latest version, as before). nil: read the log.
+//
+// Committing on it is as safe as on a fresh read:
+//   - The put-if-absent of the next version fails when any commit landed
+//     after it; the loss brings the winners, every version since
+//     (delta.ConflictError), and the retry reads the log.
+//   - Exactly-once: its txn records are checked as a fresh read's are, and
+//     a later commit of the same epoch is among the winners, which makes
+//     the commit Skipped (epochLanded). Winners that could not all be read
+//     make a retry, which checks the txn on a fresh read.
+//   - Schema, partitioning and protocol: the files were written for this
+//     snapshot, and Snapshot.Commit checks its protocol. A winner that
+//     changed schema or partitioning is a conflict (dependencyChanged); one
+//     that changed the protocol is checked by the retry's Snapshot.Commit.
+//   - A merge that read the table (NoNewDataSince) is checked for adds up to
+//     this version, and on a retry up to the newer one.
+//   - The staged files are still checked to be there (checkStaged).
+//   - The table is still the one staged on: its entry of this version is
+//     unchanged (a table deleted and created again has another, or none,
+//     and the put would leave a gap in its log). Log cleanup removes the
+//     oldest entries first, so with this one kept, none after it is gone.
+func (p *Provider) stagedSnapshot(ctx context.Context, t *delta.Table, tpath string, on *delta.Snapshot, adds int,
+	opts catalogadapter.CommitOptions, recordEpoch bool) (*delta.Snapshot, error) {
+	if on == nil || adds == 0 || p.noCache || p.snaps.get(tpath) != on {
+		return nil, nil
+	}
+	if v, ok := on.TxnVersion(opts.WriterID); recordEpoch && ok && v >= opts.Epoch {
+		return nil, nil
+	}
+	if ok, err := t.Unchanged(ctx, on); !ok || err != nil {
+		return nil, err
+	}
+	return on, nil
 }
 
 // actions builds one attempt's commit against snap: the txn record, the
@@ -241,45 +297,66 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 // decodeReceipts reads the add actions out of the receipts and checks that
 // each names a staged data file inside the table that is really there: a
 // bad receipt must not make the table point at a missing or foreign file.
-func decodeReceipts(ctx context.Context, store delta.Storage, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
-	adds, err := parseReceipts(store.URI(), receipts)
+// It also returns the snapshot the receipts were staged on, as
+// parseReceipts does.
+func (p *Provider) decodeReceipts(ctx context.Context, store delta.Storage, receipts []catalogadapter.Receipt) ([]*delta.Add, *delta.Snapshot, error) {
+	adds, on, err := p.parseReceipts(store.URI(), receipts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i, a := range adds {
 		if err := checkStaged(ctx, store, a); err != nil {
-			return nil, fmt.Errorf("staged file %d: %w", i, err)
+			return nil, nil, fmt.Errorf("staged file %d: %w", i, err)
 		}
 	}
-	return adds, nil
+	return adds, on, nil
 }
 
 // parseReceipts decodes the add actions of the receipts and checks their
-// fields, without touching the files.
-func parseReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add, error) {
+// fields, without touching the files. Receipts this provider made for the
+// table give their adds as they were made, neither decoded nor checked
+// again; when every receipt is one, staged on one snapshot, that snapshot
+// is returned too.
+func (p *Provider) parseReceipts(root string, receipts []catalogadapter.Receipt) ([]*delta.Add, *delta.Snapshot, error) {
 	var adds []*delta.Add
+	var on *delta.Snapshot
+	mixed := false // some receipt was not made here, or on another snapshot
 	seen := map[string]bool{}
 	for i, r := range receipts {
 		if len(strings.TrimSpace(string(r.Metadata))) == 0 {
 			continue
 		}
 		var as []*delta.Add
-		if err := json.Unmarshal(r.Metadata, &as); err != nil {
-			return nil, fmt.Errorf("%w: receipt %d: metadata is not a list of Delta add actions: %w", catalogadapter.ErrInvalid, i, err)
-		}
-		for j, a := range as {
-			if err := checkAdd(a); err != nil {
-				return nil, fmt.Errorf("%w: receipt %d, file %d: %w", catalogadapter.ErrInvalid, i, j, err)
+		if own := p.ownStaged(root, r); own != nil {
+			as = own.adds
+			if on != nil && on != own.snap {
+				mixed = true
 			}
+			on = own.snap
+		} else {
+			mixed = true
+			if err := json.Unmarshal(r.Metadata, &as); err != nil {
+				return nil, nil, fmt.Errorf("%w: receipt %d: metadata is not a list of Delta add actions: %w", catalogadapter.ErrInvalid, i, err)
+			}
+			for j, a := range as {
+				if err := checkAdd(a); err != nil {
+					return nil, nil, fmt.Errorf("%w: receipt %d, file %d: %w", catalogadapter.ErrInvalid, i, j, err)
+				}
+			}
+		}
+		for _, a := range as {
 			k := delta.CanonicalPath(root, a.Path)
 			if seen[k] {
-				return nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, a.Path)
+				return nil, nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, a.Path)
 			}
 			seen[k] = true
 			adds = append(adds, a)
 		}
 	}
-	return adds, nil
+	if mixed {
+		on = nil
+	}
+	return adds, on, nil
 }
 
 func checkAdd(a *delta.Add) error {
@@ -379,7 +456,7 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return err
 	}
-	adds, err := parseReceipts(t.Storage().URI(), receipts)
+	adds, _, err := p.parseReceipts(t.Storage().URI(), receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}

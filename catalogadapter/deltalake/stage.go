@@ -44,7 +44,7 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: %w", id.Name, err)
 	}
 	if rec.NumRows() == 0 {
-		return receipt(nil), nil
+		return p.receipt(t, snap, nil), nil
 	}
 	conn, err := p.db.Conn(ctx)
 	if err != nil {
@@ -149,7 +149,7 @@ func (p *Provider) stage(ctx context.Context, path string, t *delta.Table, snap 
 		}
 		return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w", path, err)
 	}
-	return receipt(adds), nil
+	return p.receipt(t, snap, adds), nil
 }
 
 // targetFileSize is the table's delta.targetFileSize when it is set and
@@ -163,7 +163,10 @@ func (p *Provider) targetFileSize(snap *delta.Snapshot) int64 {
 	return p.opts.TargetFileSize
 }
 
-func receipt(adds []*delta.Add) catalogadapter.Receipt {
+// receipt turns the adds staged on snap of t into a receipt: their JSON
+// for any process, and beside it, for a commit in this one, the adds
+// themselves and the snapshot they were staged on.
+func (p *Provider) receipt(t *delta.Table, snap *delta.Snapshot, adds []*delta.Add) catalogadapter.Receipt {
 	if adds == nil {
 		adds = []*delta.Add{}
 	}
@@ -176,7 +179,30 @@ func receipt(adds []*delta.Add) catalogadapter.Receipt {
 	}
 	// Adds hold only strings, numbers and maps of strings: this cannot fail.
 	r.Metadata, _ = json.Marshal(adds)
+	r.InProcess = &stagedFiles{p: p, root: t.Storage().URI(), snap: snap, adds: adds, metadata: r.Metadata}
 	return r
+}
+
+// stagedFiles is the in-process form of a receipt this provider made.
+type stagedFiles struct {
+	p    *Provider
+	root string          // the table's storage URI
+	snap *delta.Snapshot // the version the files were written for
+	adds []*delta.Add    // what metadata encodes
+	// metadata is the receipt's Metadata as made: a receipt whose Metadata
+	// was since replaced is judged by its Metadata alone.
+	metadata []byte
+}
+
+// ownStaged returns r's in-process form when this provider made it for
+// the table at root and r still carries the Metadata it was made with.
+func (p *Provider) ownStaged(root string, r catalogadapter.Receipt) *stagedFiles {
+	s, ok := r.InProcess.(*stagedFiles)
+	if !ok || s == nil || s.p != p || s.root != root ||
+		len(r.Metadata) != len(s.metadata) || len(r.Metadata) == 0 || &r.Metadata[0] != &s.metadata[0] {
+		return nil
+	}
+	return s
 }
 
 // checkNotNull refuses NULLs in NOT NULL columns, which DuckDB's CAST lets

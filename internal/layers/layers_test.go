@@ -15,34 +15,36 @@ const module = "github.com/lakesql/lakesql/"
 var harnesses = map[string]bool{"internal/benchmark": true, "internal/deltatest": true, "internal/icebergtest": true}
 
 // rank is the layer of a package of the module, by its path; higher is
-// nearer the user.
-func rank(pkg string) int {
+// nearer the user. The wiring layer, sinkdef, sits half a rank above the
+// sink engine: the front ends reach both.
+func rank(pkg string) float64 {
 	switch {
-	case strings.HasPrefix(pkg, "internal/"):
-		return 0
+	case strings.HasPrefix(pkg, "internal/"), pkg == "sinkddl":
+		return 0 // leaves; sinkddl is one (TestSinkDDLIsALeaf), the statement language sinkdef reads
 	case strings.HasPrefix(pkg, "tableformat/"):
 		return 1
 	case pkg == "catalogadapter" || strings.HasPrefix(pkg, "catalogadapter/"):
 		return 2
 	case pkg == "sqlsink":
 		return 3
-	case pkg == "planner" || pkg == "planner/wire" || pkg == "sinkddl" || pkg == "driver" || pkg == "sqllogictest":
+	case pkg == wiring:
+		return 3.5
+	case pkg == "planner" || pkg == "planner/wire" || pkg == "driver" || pkg == "sqllogictest":
 		return 4 // the SQL front ends
 	}
 	return 5 // programs: cmd/..., examples/..., clients/...
 }
 
+// wiring is the package that opens sinks over the backends of their
+// formats: the one package above the provider contract that may import
+// every layer below its own.
+const wiring = "sinkdef"
+
 // debts are today's imports that skip a layer. Each goes when the re-cut
 // gives the front ends one way down (issue 17: a home for the engine below
 // planner).
 var debts = map[string]bool{
-	"cmd/lakesql -> tableformat/delta":        true, // delta-info
-	"planner -> tableformat/delta":            true,
-	"planner -> tableformat/iceberg":          true,
-	"planner -> tableformat/objectstore":      true,
-	"planner -> catalogadapter":               true,
-	"planner -> catalogadapter/apacheiceberg": true,
-	"planner -> catalogadapter/deltalake":     true,
+	"cmd/lakesql -> tableformat/delta": true, // delta-info
 	// The sqlsink example shows the engine's Go API over a Delta provider.
 	"examples/arrowsink -> catalogadapter":           true,
 	"examples/arrowsink -> catalogadapter/deltalake": true,
@@ -50,8 +52,8 @@ var debts = map[string]bool{
 }
 
 // TestLayers: no package imports a layer above its own, and none skips a
-// layer (leaves aside) unless the import is a listed debt; a debt that
-// is paid must leave the list.
+// layer (leaves and the wiring aside) unless the import is a listed debt;
+// a debt that is paid must leave the list.
 func TestLayers(t *testing.T) {
 	out, err := exec.Command("go", "list", "-tags", "duckdb_arrow", "-f",
 		"{{.ImportPath}}|{{join .Imports \" \"}}", module+"...").Output()
@@ -76,7 +78,7 @@ func TestLayers(t *testing.T) {
 			case harnesses[pkg]:
 			case to > from:
 				bad = append(bad, edge+": imports a layer above its own")
-			case to == 0 || from-to <= 1:
+			case to == 0 || from-to <= 1 || pkg == wiring:
 			case debts[edge]:
 				seen[edge] = true
 			default:

@@ -57,8 +57,8 @@ func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 		lc, ok := t.readLastCheckpoint(ctx)
 		cleaned <- ok && lc.Version > end
 	}()
-	cur, err := t.store.Get(ctx, commitKey(prev.Version))
-	if <-cleaned || err != nil || *entryIdent(cur) != *prev.ident {
+	same, err := t.Unchanged(ctx, prev)
+	if <-cleaned || err != nil || !same {
 		return t.Latest(ctx)
 	}
 	if len(entries) == 0 {
@@ -74,6 +74,25 @@ func (t *Table) Update(ctx context.Context, prev *Snapshot) (*Snapshot, error) {
 		commits[i] = Commit{Version: v, Actions: actions}
 	}
 	return prev.advance(t, commits, entryIdent(entries[len(entries)-1]))
+}
+
+// Unchanged reports whether s's own log entry is still in t's log as s read
+// it: false when it is gone or differs (the table was deleted and created
+// again, or its log cleaned up past s), or when s cannot tell. A commit on
+// s with put-if-absent then lands on s's table, and the put itself finds
+// any version after s: one read instead of Update's three.
+func (t *Table) Unchanged(ctx context.Context, s *Snapshot) (bool, error) {
+	if s == nil || s.ident == nil {
+		return false, nil
+	}
+	data, err := t.store.Get(ctx, commitKey(s.Version))
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read commit %d: %w", s.Version, err)
+	}
+	return *entryIdent(data) == *s.ident, nil
 }
 
 // entryIdent identifies a log entry by its content.

@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // PARTITION BY against the table: what it asks the catalog adapter for,
 // and whether an existing table is partitioned that way. Delta sinks take

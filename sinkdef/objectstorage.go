@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // Delta sinks on object storage: s3://, gs:// and azblob:// locations,
 // configured by the WITH storage.* options (tableformat/objectstore).
@@ -18,19 +18,18 @@ import (
 const storagePrefix = "storage."
 
 // deltaProvider returns the Delta provider for the storage options, made
-// on first use (the engine's object storage backends, one per set of
-// options: each keeps its stores' circuit breakers; local sinks share the
-// engine's own provider). Options are checked when the sink is defined
+// on first use (b.objectStores, one per set of options: each keeps its
+// stores' circuit breakers; local sinks share b.provider). Options are checked when the sink is defined
 // (parseOptions).
-func (e *Engine) deltaProvider(storage map[string]string) (*deltalake.Provider, error) {
+func (b *Backends) deltaProvider(storage map[string]string) (*deltalake.Provider, error) {
 	// Nothing here does I/O: no context to heed while another opens.
-	return e.objectStores.get(context.Background(), catalogKey(storage), func() (*deltalake.Provider, error) {
+	return b.objectStores.get(context.Background(), catalogKey(storage), func() (*deltalake.Provider, error) {
 		opts, err := objectstore.FromProperties(storage)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOption, err)
 		}
-		opts.CacheDir = filepath.Join(e.opts.DataDir, "cache")
-		return deltalake.New(e.db, deltalake.Options{ObjectStorage: opts, BackgroundCheckpoints: true, AllowedRoots: e.opts.AllowedRoots}), nil
+		opts.CacheDir = filepath.Join(b.opts.DataDir, "cache")
+		return deltalake.New(b.db, deltalake.Options{ObjectStorage: opts, BackgroundCheckpoints: true, AllowedRoots: b.opts.AllowedRoots}), nil
 	})
 }
 

@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // The local files an Iceberg sink's catalog.* options name. A SQL
 // catalog's uri names a SQLite file in any of the spellings SQLite takes
@@ -128,7 +128,7 @@ func sqliteCatalogFile(props map[string]string) (string, error) {
 // within the allowed roots, and a sql.driver lakesql cannot read, a MySQL
 // uri that lets the server read local files, or a file that is not a
 // SQLite database are refused.
-func (e *Engine) confineCatalogPaths(props map[string]string, confine bool) error {
+func (b *Backends) confineCatalogPaths(props map[string]string, confine bool) error {
 	driver, dsn := sqlCatalogDriver(props)
 	known := driver == ""
 	for _, d := range sqlDrivers {
@@ -147,12 +147,12 @@ func (e *Engine) confineCatalogPaths(props map[string]string, confine bool) erro
 		if file == "" {
 			break
 		}
-		p, err := e.catalogFile(file, confine)
+		p, err := b.catalogFile(file, confine)
 		if err != nil {
 			return fmt.Errorf("option catalog.uri: %w", err)
 		}
 		if confine {
-			if err := e.checkDataDirArea(sinkArea{kind: areaCatalogFile, path: p}); err != nil {
+			if err := b.checkDataDirArea(sinkArea{kind: areaCatalogFile, path: p}); err != nil {
 				return err
 			}
 			if err := checkSQLiteFile(p); err != nil {
@@ -170,13 +170,13 @@ func (e *Engine) confineCatalogPaths(props map[string]string, confine bool) erro
 			if !ok || !confine {
 				continue
 			}
-			if _, err := e.catalogFile(v, true); err != nil {
+			if _, err := b.catalogFile(v, true); err != nil {
 				return fmt.Errorf("option catalog.uri: %s: %w", k, err)
 			}
 		}
 	}
 	if v, ok := props[gcsKeyPath]; ok && v != "" {
-		p, err := e.catalogFile(v, confine)
+		p, err := b.catalogFile(v, confine)
 		if err != nil {
 			return fmt.Errorf("option catalog.%s: %w", gcsKeyPath, err)
 		}
@@ -188,9 +188,9 @@ func (e *Engine) confineCatalogPaths(props map[string]string, confine bool) erro
 // catalogFile resolves a local file a catalog option names: relative to
 // the data directory, canonical, and with confine within the allowed
 // roots.
-func (e *Engine) catalogFile(p string, confine bool) (string, error) {
+func (b *Backends) catalogFile(p string, confine bool) (string, error) {
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(e.opts.DataDir, p)
+		p = filepath.Join(b.opts.DataDir, p)
 	}
 	if !confine {
 		return canonicalLocation(filepath.Clean(p)), nil
@@ -198,7 +198,7 @@ func (e *Engine) catalogFile(p string, confine bool) (string, error) {
 	if strings.ContainsFunc(p, unicode.IsControl) {
 		return "", fmt.Errorf("%w: the path %q holds a control character", ErrLocation, p)
 	}
-	return confineLocal(e.opts.AllowedRoots, p, p)
+	return confineLocal(b.opts.AllowedRoots, p, p)
 }
 
 // sqliteHeader starts every SQLite database file.

@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // Where a sink may live. Local locations are compared by their canonical
 // form: absolute, clean, with the symlinks of their longest existing
@@ -96,26 +96,23 @@ type sinkArea struct {
 // the default Iceberg catalog with its warehouse.
 var dataDirAreas = []string{"state", "tmp", "files", "cache", "iceberg"}
 
-// dataDirFiles are the data directory's own files.
-var dataDirFiles = []string{registryFile, "users.json", "users.json.migrated", "privileges.db", LockFile, ".lakesql_history"}
-
 // dataDirCanonical is the data directory's canonical path.
-func (e *Engine) dataDirCanonical() string {
-	if p, err := canonicalPath(e.opts.DataDir); err == nil {
+func (b *Backends) dataDirCanonical() string {
+	if p, err := canonicalPath(b.opts.DataDir); err == nil {
 		return p
 	}
-	return e.opts.DataDir
+	return b.opts.DataDir
 }
 
 // checkDataDirArea refuses a sink area that takes the data directory
 // itself, a folder that holds it, one of its own files or a place inside
 // one of its own folders (an Iceberg sink may use DATA/iceberg: it is the
 // default catalog's).
-func (e *Engine) checkDataDirArea(a sinkArea) error {
+func (b *Backends) checkDataDirArea(a sinkArea) error {
 	if storageloc.IsLocation(a.path) {
 		return nil
 	}
-	data := e.dataDirCanonical()
+	data := b.dataDirCanonical()
 	if within(a.path, data) {
 		return fmt.Errorf("%w: %s %s is the data directory or holds it (%s)", ErrLocation, a.kind, a.path, data)
 	}
@@ -127,7 +124,7 @@ func (e *Engine) checkDataDirArea(a sinkArea) error {
 			return fmt.Errorf("%w: %s %s is inside %s, which lakesql keeps for %s", ErrLocation, a.kind, a.path, p, dataDirAreaUse(d))
 		}
 	}
-	for _, f := range dataDirFiles {
+	for _, f := range b.opts.ReservedFiles {
 		if p := filepath.Join(data, f); within(p, a.path) {
 			return fmt.Errorf("%w: %s %s is lakesql's own file %s", ErrLocation, a.kind, a.path, p)
 		}
@@ -175,22 +172,22 @@ func checkNotInDeltaTable(a sinkArea) error {
 	}
 }
 
-// checkAreasLocked refuses areas of a new sink that collide with the data
-// directory's own or with another sink's. An equal Delta table (or one
-// Iceberg table) is the "already the sink" of createSink, not here.
-// e.mu is held.
-func (e *Engine) checkAreasLocked(areas []sinkArea) error {
-	for _, a := range areas {
-		if err := e.checkDataDirArea(a); err != nil {
+// CheckAreas refuses the areas of a new sink's definition d that collide
+// with the data directory's own or with another sink's (others, by sink
+// name). An equal Delta table (or one Iceberg table) is the "already the
+// sink" of the caller (the same Table), not here.
+func (b *Backends) CheckAreas(d *Definition, others map[string]*Definition) error {
+	for _, a := range d.areas {
+		if err := b.checkDataDirArea(a); err != nil {
 			return err
 		}
 		if err := checkNotInDeltaTable(a); err != nil {
 			return err
 		}
-		for _, h := range e.sinks {
-			for _, o := range h.areas {
+		for name, od := range others {
+			for _, o := range od.areas {
 				if err := collide(a, o); err != nil {
-					return fmt.Errorf("%w (the sink %s)", err, h.rec.Name)
+					return fmt.Errorf("%w (the sink %s)", err, name)
 				}
 			}
 		}
@@ -206,7 +203,7 @@ func collide(a, o sinkArea) error {
 	switch {
 	case a.kind == areaDeltaTable && o.kind == areaDeltaTable:
 		if a.path == o.path {
-			return nil // createSink's own message
+			return nil // the caller says "already the sink"
 		}
 		if within(o.path, a.path) {
 			return bad("is inside")
@@ -238,17 +235,17 @@ func collide(a, o sinkArea) error {
 }
 
 // sinkAreas lists the places a definition writes to, canonical; path is
-// its resolved location. Errors leave an area out: a stored definition
-// that cannot be read fails when it is used.
-func (e *Engine) sinkAreas(cs *sinkddl.CreateSink, path string) []sinkArea {
+// its resolved location, so its WITH options, read (soErr when they do not
+// read). Errors leave an area out: a stored definition that cannot be read
+// fails when it is used.
+func (b *Backends) sinkAreas(cs *sinkddl.CreateSink, path string, so sinkOptions, soErr error) []sinkArea {
 	if cs.Format != sinkddl.FormatIceberg {
 		return []sinkArea{{kind: areaDeltaTable, path: canonicalLocation(path)}}
 	}
-	so, err := parseOptions(cs.Format, cs.Options)
-	if err != nil {
+	if soErr != nil {
 		return nil
 	}
-	props, err := e.catalogProperties(so, false)
+	props, err := b.catalogProperties(so, false)
 	if err != nil {
 		return nil
 	}
@@ -258,7 +255,7 @@ func (e *Engine) sinkAreas(cs *sinkddl.CreateSink, path string) []sinkArea {
 			if l, err := storageloc.ParseLocation(w); err == nil {
 				areas = append(areas, sinkArea{kind: areaWarehouse, path: l.String()})
 			}
-		} else if p, local, err := e.localPath(w, false); err == nil && local {
+		} else if p, local, err := b.localPath(w, false); err == nil && local {
 			areas = append(areas, sinkArea{kind: areaWarehouse, path: p})
 		}
 	}

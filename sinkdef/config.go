@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // Resolving a CREATE SINK against the data directory and the sink engine:
 // its location, its WITH options, its Arrow schema and its format's
@@ -6,7 +6,6 @@ package planner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -24,16 +23,6 @@ import (
 	"github.com/lakesql/lakesql/sqlsink"
 	"github.com/lakesql/lakesql/tableformat/objectstore"
 )
-
-// ErrLocation marks a location that is refused: outside the allowed roots,
-// or not a usable path.
-var ErrLocation = errors.New("sink location refused")
-
-// ErrOption marks an unknown WITH option or a bad value for a known one.
-var ErrOption = errors.New("bad sink option")
-
-// ErrNotSupported marks a statement or feature lakesql does not do yet.
-var ErrNotSupported = errors.New("not supported yet")
 
 // resolveLocation turns a written location into an absolute, clean path or
 // a canonical object storage location, relative ones under tableRoot, and
@@ -286,13 +275,14 @@ func arrowSchema(cols []sinkddl.ColumnDef) *arrow.Schema {
 }
 
 // sinkConfig turns a definition into the sink engine's configuration: the
-// provider of its format and catalog, and its table. path is the resolved
+// provider of its format and catalog, and its table, at its resolved
 // location: a Delta table's absolute path, an Iceberg table's name.
-func (e *Engine) sinkConfig(ctx context.Context, cs *sinkddl.CreateSink, path string) (sqlsink.Config, error) {
-	so, err := parseOptions(cs.Format, cs.Options)
-	if err != nil {
-		return sqlsink.Config{}, err
+func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Config, error) {
+	cs, path, so := d.cs, d.Path, d.so
+	if d.soErr != nil {
+		return sqlsink.Config{}, d.soErr
 	}
+	var err error
 	cfg := sqlsink.Config{
 		Name:               cs.Name,
 		Mode:               so.mode,
@@ -305,19 +295,19 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *sinkddl.CreateSink, path st
 		FlushAge:           so.flushAge,
 		CheckpointInterval: so.checkpointInterval,
 		MemoryLimit:        so.memoryLimit,
-		TempDir:            filepath.Join(e.opts.DataDir, "tmp"),
-		StateDir:           filepath.Join(e.opts.DataDir, "state"),
-		Buffers:            e.buffers,
+		TempDir:            filepath.Join(b.opts.DataDir, "tmp"),
+		StateDir:           filepath.Join(b.opts.DataDir, "state"),
+		Buffers:            b.opts.Buffers,
 	}
 	if cs.Format == sinkddl.FormatIceberg {
 		if cfg.Table, _, err = icebergTable(path); err != nil {
 			return sqlsink.Config{}, err
 		}
-		props, err := e.catalogProperties(so, false)
+		props, err := b.catalogProperties(so, false)
 		if err != nil {
 			return sqlsink.Config{}, err
 		}
-		if cfg.Provider, err = e.icebergProvider(ctx, props); err != nil {
+		if cfg.Provider, err = b.icebergProvider(ctx, props); err != nil {
 			return sqlsink.Config{}, err
 		}
 		if len(cs.Columns) > 0 {
@@ -331,10 +321,10 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *sinkddl.CreateSink, path st
 		cfg.PartitionSpec = partitionSpec(cs.PartitionBy)
 		return cfg, nil
 	}
-	cfg.Provider = e.provider
+	cfg.Provider = b.provider
 	switch {
 	case storageloc.IsLocation(path):
-		storage := maps.Clone(e.opts.Storage)
+		storage := maps.Clone(b.opts.Storage)
 		if storage == nil {
 			storage = map[string]string{}
 		}
@@ -342,7 +332,7 @@ func (e *Engine) sinkConfig(ctx context.Context, cs *sinkddl.CreateSink, path st
 		if _, err := objectstore.FromProperties(storage); err != nil {
 			return sqlsink.Config{}, fmt.Errorf("%w: %w", ErrOption, err)
 		}
-		if cfg.Provider, err = e.deltaProvider(storage); err != nil {
+		if cfg.Provider, err = b.deltaProvider(storage); err != nil {
 			return sqlsink.Config{}, err
 		}
 	case len(so.storage) > 0:

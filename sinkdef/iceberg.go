@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 // Iceberg sinks. Their location is a table of an Iceberg catalog,
 // 'namespace.table', not a path, so the allowed roots do not apply to it;
@@ -65,11 +65,11 @@ func catalogKey(props map[string]string) string {
 // A SQL catalog's warehouse only says where new tables go: two sinks with
 // different warehouses share its tables. props are resolved
 // (catalogProperties).
-func (e *Engine) catalogIdentity(props map[string]string) string {
+func (b *Backends) catalogIdentity(props map[string]string) string {
 	typ := strings.ToLower(props["type"])
 	if typ == "" || typ == "sql" {
 		if props["uri"] == "" {
-			return "sql\x00file\x00" + canonicalLocation(filepath.Join(e.opts.DataDir, "iceberg", "catalog.db"))
+			return "sql\x00file\x00" + canonicalLocation(filepath.Join(b.opts.DataDir, "iceberg", "catalog.db"))
 		}
 		if f, err := sqliteCatalogFile(props); err == nil && f != "" {
 			return "sql\x00file\x00" + f
@@ -80,39 +80,38 @@ func (e *Engine) catalogIdentity(props map[string]string) string {
 }
 
 // icebergProvider returns the provider of the catalog props describe,
-// opening the catalog on first use (the engine's iceberg backends, by
-// catalogKey).
-func (e *Engine) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
-	b, err := e.iceberg.get(ctx, catalogKey(props), func() (*icebergBackend, error) {
+// opening the catalog on first use (b.iceberg, by catalogKey).
+func (b *Backends) icebergProvider(ctx context.Context, props map[string]string) (*apacheiceberg.Provider, error) {
+	ib, err := b.iceberg.get(ctx, catalogKey(props), func() (*icebergBackend, error) {
 		if file, err := sqliteCatalogFile(props); err == nil && file != "" {
 			// SQLite creates the file, not its folder.
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-				return nil, fmt.Errorf("%w: %w", errCatalog, err)
+				return nil, fmt.Errorf("%w: %w", ErrCatalog, err)
 			}
 		}
 		// The engine's storage.cache_max_bytes bounds Iceberg's cache too
 		// (checked when the engine opened).
-		maxBytes, _ := bytesize.Parse(e.opts.Storage[storageloc.KeyCacheMaxBytes])
-		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: e.opts.DataDir, Properties: props,
-			CacheMaxBytes: maxBytes, Timeout: e.opts.CatalogTimeout})
+		maxBytes, _ := bytesize.Parse(b.opts.Storage[storageloc.KeyCacheMaxBytes])
+		cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: b.opts.DataDir, Properties: props,
+			CacheMaxBytes: maxBytes, Timeout: b.opts.CatalogTimeout})
 		if errors.Is(err, icetable.ErrTimeout) {
 			return nil, fmt.Errorf("%w: %w", catalogadapter.ErrTimeout, err)
 		}
 		if err != nil {
 			// The catalog's own errors never show its secrets.
-			return nil, fmt.Errorf("%w: %w", errCatalog, err)
+			return nil, fmt.Errorf("%w: %w", ErrCatalog, err)
 		}
-		return &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{AllowedRoots: e.opts.AllowedRoots})}, nil
+		return &icebergBackend{cat: cat, provider: apacheiceberg.New(cat, apacheiceberg.Options{AllowedRoots: b.opts.AllowedRoots})}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return b.provider, nil
+	return ib.provider, nil
 }
 
-// errCatalog marks an Iceberg catalog that cannot be opened with the
+// ErrCatalog marks an Iceberg catalog that cannot be opened with the
 // sink's catalog.* options: a sink that cannot be configured (1210).
-var errCatalog = errors.New("Iceberg catalog unavailable")
+var ErrCatalog = errors.New("Iceberg catalog unavailable")
 
 // icebergTable reads an Iceberg location, 'namespace.table' (or
 // 'ns1.ns2.table'), and returns its identifier and canonical spelling.
@@ -138,13 +137,13 @@ func icebergTable(loc string) (catalogadapter.TableIdent, string, error) {
 // the data directory. With confine, a local one outside the allowed roots
 // is refused, as a Delta location would be: CREATE SINK checks it, while a
 // definition read back from the registry keeps what was accepted then.
-func (e *Engine) catalogProperties(so sinkOptions, confine bool) (map[string]string, error) {
+func (b *Backends) catalogProperties(so sinkOptions, confine bool) (map[string]string, error) {
 	props := make(map[string]string, len(so.catalog))
 	for k, v := range so.catalog {
 		props[k] = v
 	}
 	if w, ok := props["warehouse"]; ok {
-		p, local, err := e.localPath(w, confine)
+		p, local, err := b.localPath(w, confine)
 		if err != nil {
 			return nil, fmt.Errorf("option catalog.warehouse: %w", err)
 		}
@@ -152,7 +151,7 @@ func (e *Engine) catalogProperties(so sinkOptions, confine bool) (map[string]str
 			props["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
 		}
 	}
-	if err := e.confineCatalogPaths(props, confine); err != nil {
+	if err := b.confineCatalogPaths(props, confine); err != nil {
 		return nil, err
 	}
 	return props, nil
@@ -162,7 +161,7 @@ func (e *Engine) catalogProperties(so sinkOptions, confine bool) (map[string]str
 // URIs (s3://, http://, ...) are not local and are returned unchanged,
 // after an object storage one is checked, with confine, against the object
 // storage roots among the allowed roots.
-func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
+func (b *Backends) localPath(s string, confine bool) (string, bool, error) {
 	p := s
 	if u, err := url.Parse(s); err == nil && len(u.Scheme) > 1 {
 		if u.Scheme != "file" {
@@ -171,7 +170,7 @@ func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 				if err != nil {
 					return "", false, fmt.Errorf("%w: %w", ErrLocation, err)
 				}
-				return s, false, withinObjectRoots(e.opts.AllowedRoots, l.String())
+				return s, false, withinObjectRoots(b.opts.AllowedRoots, l.String())
 			}
 			return s, false, nil
 		}
@@ -179,11 +178,11 @@ func (e *Engine) localPath(s string, confine bool) (string, bool, error) {
 	}
 	if !confine {
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(e.opts.DataDir, p)
+			p = filepath.Join(b.opts.DataDir, p)
 		}
 		return canonicalLocation(filepath.Clean(p)), true, nil
 	}
-	r, err := resolveLocation(e.opts.DataDir, e.opts.AllowedRoots, p)
+	r, err := resolveLocation(b.opts.DataDir, b.opts.AllowedRoots, p)
 	return r, true, err
 }
 
@@ -205,11 +204,11 @@ func icebergSchema(cols []sinkddl.ColumnDef) (*arrow.Schema, error) {
 	return s, nil
 }
 
-// shownStatement is the definition as SHOW CREATE SINK shows it: the
+// Shown is the definition as SHOW CREATE SINK shows it: the
 // storage.* secrets and the secrets among catalog.* values masked (tableformat/iceberg decides what
 // a secret is: tokens, passwords, keys, credentials, passwords in URIs).
 // The registry keeps the real values, to open the catalog again.
-func shownStatement(def *sinkddl.CreateSink) string {
+func Shown(def *sinkddl.CreateSink) string {
 	c := *def
 	c.IfNotExists = false
 	c.Options = slices.Clone(def.Options)

@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// backends holds what an engine opens once per configuration and shares
+// pool holds what an engine opens once per configuration and shares
 // between its sinks (an Iceberg catalog, a Delta provider for one set of
 // storage options), by a key naming that configuration; Close closes them
 // all, after the sinks that used them.
@@ -16,7 +16,7 @@ import (
 // takes as long as its timeout: no lock is held meanwhile, so opening or
 // using any other configuration goes on; callers wanting the same key
 // wait for the one opening it, each for as long as its own context lets it.
-type backends[T interface{ Close() error }] struct {
+type pool[T interface{ Close() error }] struct {
 	mu      sync.Mutex
 	open    map[string]T
 	opening map[string]*opening[T]
@@ -30,16 +30,22 @@ type opening[T any] struct {
 	err  error
 }
 
-var errEngineClosed = errors.New("lakesql: the engine is closed")
+// ErrClosed marks a backend asked for after Close.
+var ErrClosed = errors.New("lakesql: the engine is closed")
+
+// ErrInterrupted marks a statement cancelled while it waited (KILL QUERY,
+// a closed connection): MySQL's 1317, which a client that retries on 1205
+// must not take for a lock wait timeout.
+var ErrInterrupted = errors.New("query execution was interrupted")
 
 // get returns the backend of key, made by open on first use. One that
 // fails to open is tried again by the next caller.
-func (b *backends[T]) get(ctx context.Context, key string, open func() (T, error)) (T, error) {
+func (b *pool[T]) get(ctx context.Context, key string, open func() (T, error)) (T, error) {
 	var zero T
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return zero, errEngineClosed
+		return zero, ErrClosed
 	}
 	if v, ok := b.open[key]; ok {
 		b.mu.Unlock()
@@ -51,7 +57,7 @@ func (b *backends[T]) get(ctx context.Context, key string, open func() (T, error
 		case <-o.done:
 			return o.v, o.err
 		case <-ctx.Done():
-			return zero, fmt.Errorf("%w while it waited for another statement to open the same catalog or storage (%w)", errInterrupted, ctx.Err())
+			return zero, fmt.Errorf("%w while it waited for another statement to open the same catalog or storage (%w)", ErrInterrupted, ctx.Err())
 		}
 	}
 	o := &opening[T]{done: make(chan struct{})}
@@ -69,7 +75,7 @@ func (b *backends[T]) get(ctx context.Context, key string, open func() (T, error
 	case err != nil:
 	case b.closed: // closed meanwhile: nothing else will close it
 		v.Close()
-		v, err = zero, errEngineClosed
+		v, err = zero, ErrClosed
 	default:
 		if b.open == nil {
 			b.open = map[string]T{}
@@ -83,7 +89,7 @@ func (b *backends[T]) get(ctx context.Context, key string, open func() (T, error
 }
 
 // close closes every backend.
-func (b *backends[T]) close() error {
+func (b *pool[T]) close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true

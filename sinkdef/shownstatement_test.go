@@ -1,4 +1,4 @@
-package planner
+package sinkdef
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestShownStatementMasksURISecrets(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		got := shownStatement(st.(*sinkddl.CreateSink))
+		got := Shown(st.(*sinkddl.CreateSink))
 		if got != want {
 			t.Errorf("shown\n got %s\nwant %s", got, want)
 		}
