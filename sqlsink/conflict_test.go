@@ -2,7 +2,6 @@ package sqlsink
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -159,14 +158,7 @@ func checkNoOrphans(t *testing.T, e *env, tombstonesAllowed bool) {
 // process would have.
 func secondProvider(t *testing.T) *deltalake.Provider {
 	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := newDuckDB(t)
 	return deltalake.New(db, deltalake.Options{})
 }
 
@@ -184,7 +176,7 @@ func writerConfig(e *env, name, writerID string, p catalogadapter.Provider, mode
 
 func lastEpoch(t *testing.T, e *env, writer string) (int64, bool) {
 	t.Helper()
-	n, ok, err := e.provider.LastEpoch(context.Background(), catalogadapter.TableIdent{Name: e.dir}, writer)
+	n, ok, err := e.delta().LastEpoch(context.Background(), e.table, writer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +677,7 @@ func TestCommitConflictFailsClearly(t *testing.T) {
 				// Another writer rewrites the file holding id 0 just before
 				// each of our commit attempts.
 				other := e.open(writerConfig(e, "other", "svc-b", nil, ModeUpsert))
-				interfere = &hookProvider{Provider: e.provider}
+				interfere = &hookProvider{Provider: e.delta()}
 				n := int64(0)
 				interfere.before = func() error {
 					n++
@@ -830,7 +822,7 @@ func TestRaceCancelAfterCommitLanded(t *testing.T) {
 	for _, mode := range []Mode{ModeAppend, ModeUpsert} {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newEnv(t)
-			hook := &hookProvider{Provider: e.provider}
+			hook := &hookProvider{Provider: e.delta()}
 			s := e.open(writerConfig(e, "a", "svc-a", hook, mode))
 			rows1 := []row{{Op: "I", ID: 1, Amount: 1}}
 			e.epoch(s, 1, batch(t, rows1...))
@@ -878,7 +870,7 @@ func TestRaceCancelAfterCommitLanded(t *testing.T) {
 // type, so they wait in DuckDB's buffer table (not as Arrow).
 func TestRaceCancelAfterStaging(t *testing.T) {
 	e := newEnv(t)
-	hook := &hookProvider{Provider: e.provider}
+	hook := &hookProvider{Provider: e.delta()}
 	s := e.open(writerConfig(e, "a", "svc-a", hook, ModeAppend))
 	rec := int32Batch(t, 1, 2)
 

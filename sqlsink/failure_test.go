@@ -16,7 +16,9 @@ import (
 )
 
 // Failures part-way through an epoch: whatever fails, every row the sink
-// accepted lands once, and a row it refused does not land.
+// accepted lands once, and a row it refused does not land. The tests that
+// wrap the provider in hooks (hookProvider) run on Delta only: the hooks
+// wrap the Delta provider.
 
 var errTransient = errors.New("transient storage error")
 
@@ -35,7 +37,7 @@ func failStaging(p *hookProvider, on *bool) {
 // sent again: every row lands once.
 func TestFailedFlushTakesNothing(t *testing.T) {
 	e := newEnv(t)
-	p, failing := &hookProvider{Provider: e.provider}, false
+	p, failing := &hookProvider{Provider: e.delta()}, false
 	failStaging(p, &failing)
 	cfg := writerConfig(e, "a", "svc-a", p, ModeAppend)
 	cfg.FlushRows = 2
@@ -72,44 +74,48 @@ func TestFailedFlushTakesNothing(t *testing.T) {
 // staging journal cannot be written deletes those files and keeps the rows
 // buffered, so the next flush stages them once.
 func TestJournalFailureStagesOnce(t *testing.T) {
-	e := newEnv(t)
-	cfg := writerConfig(e, "a", "svc-a", nil, ModeAppend)
-	cfg.FlushRows = 2
-	cfg.StateDir = filepath.Join(t.TempDir(), "state")
-	s := e.open(cfg)
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
-		t.Fatal(err)
-	}
-	// The state directory becomes unwritable: a file in its place.
-	if err := os.RemoveAll(cfg.StateDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg.StateDir, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, batch(t, row{ID: 3, Amount: 3})); err == nil {
-		t.Fatal("Write succeeded without a journal")
-	}
-	if files := e.parquetFiles(); len(files) != 0 {
-		t.Errorf("files of the failed flush left behind: %v", files)
-	}
-	if err := os.Remove(cfg.StateDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.CommitEpoch(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 2}}
-	if diff := cmp.Diff(want, e.rows()); diff != "" || res.Files != 1 {
-		t.Errorf("%d files; rows (-want +got):\n%s", res.Files, diff)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			cfg := writerConfig(e, "a", "svc-a", nil, ModeAppend)
+			cfg.FlushRows = 2
+			cfg.StateDir = filepath.Join(t.TempDir(), "state")
+			s := e.open(cfg)
+			ctx := context.Background()
+			if err := s.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
+				t.Fatal(err)
+			}
+			// The state directory becomes unwritable: a file in its place.
+			if err := os.RemoveAll(cfg.StateDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cfg.StateDir, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, batch(t, row{ID: 3, Amount: 3})); err == nil {
+				t.Fatal("Write succeeded without a journal")
+			}
+			if files := e.parquetFiles(); len(files) != 0 {
+				t.Errorf("files of the failed flush left behind: %v", files)
+			}
+			if err := os.Remove(cfg.StateDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PreCommit(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.CommitEpoch(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 2}}
+			if diff := cmp.Diff(want, e.rows()); diff != "" || res.Files != 1 {
+				t.Errorf("%d files; rows (-want +got):\n%s", res.Files, diff)
+			}
+		})
 	}
 }
 
@@ -118,29 +124,33 @@ func TestJournalFailureStagesOnce(t *testing.T) {
 // buffer table first. When that move fails (a cancelled Write), only the
 // later batch is refused: the earlier ones still land.
 func TestFailedMaterializeKeepsEarlierBatches(t *testing.T) {
-	e := newEnv(t)
-	s := e.open(writerConfig(e, "a", "svc-a", nil, ModeAppend))
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if err := s.Write(cctx, int32Batch(t, 3)); err == nil {
-		t.Fatal("a Write with a cancelled context succeeded")
-	}
-	if err := s.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CommitEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 2}}
-	if diff := cmp.Diff(want, e.rows()); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			s := e.open(writerConfig(e, "a", "svc-a", nil, ModeAppend))
+			ctx := context.Background()
+			if err := s.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
+				t.Fatal(err)
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := s.Write(cctx, int32Batch(t, 3)); err == nil {
+				t.Fatal("a Write with a cancelled context succeeded")
+			}
+			if err := s.PreCommit(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CommitEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 2}}
+			if diff := cmp.Diff(want, e.rows()); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -150,7 +160,7 @@ func TestFailedMaterializeKeepsEarlierBatches(t *testing.T) {
 // (which would also make the epoch a replay, so its rows never land).
 func TestFailedMergeRedoIsRedoneOnRetry(t *testing.T) {
 	e := newEnv(t)
-	p, failing := &hookProvider{Provider: e.provider}, false
+	p, failing := &hookProvider{Provider: e.delta()}, false
 	failStaging(p, &failing)
 	a := e.open(writerConfig(e, "a", "svc-a", p, ModeUpsert))
 	b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
@@ -183,47 +193,51 @@ func TestFailedMergeRedoIsRedoneOnRetry(t *testing.T) {
 // copy-on-write), the restarted sink must not delete it: the version that
 // added it still names it.
 func TestJournalRecoveryKeepsCommittedFiles(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	cfg := writerConfig(e, "a", "svc-a", nil, ModeAppend)
-	cfg.StateDir = t.TempDir()
-	a := e.open(cfg)
-	if err := a.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	journals, _ := filepath.Glob(filepath.Join(cfg.StateDir, "staged-*.json"))
-	if len(journals) != 1 {
-		t.Fatalf("journals %v, want one", journals)
-	}
-	journal, err := os.ReadFile(journals[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := a.CommitEpoch(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
-	if err := os.WriteFile(journals[0], journal, 0o644); err != nil { // the crash
-		t.Fatal(err)
-	}
-	b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
-	e.epoch(b, 1, batch(t, row{Op: "U", ID: 1, Amount: 10})) // rewrites the file
-	e.open(cfg)                                              // the crashed writer restarts
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			ctx := context.Background()
+			cfg := writerConfig(e, "a", "svc-a", nil, ModeAppend)
+			cfg.StateDir = t.TempDir()
+			a := e.open(cfg)
+			if err := a.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2})); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.PreCommit(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			journals, _ := filepath.Glob(filepath.Join(cfg.StateDir, "staged-*.json"))
+			if len(journals) != 1 {
+				t.Fatalf("journals %v, want one", journals)
+			}
+			journal, err := os.ReadFile(journals[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.CommitEpoch(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+			if err := os.WriteFile(journals[0], journal, 0o644); err != nil { // the crash
+				t.Fatal(err)
+			}
+			b := e.open(writerConfig(e, "b", "svc-b", nil, ModeUpsert))
+			e.epoch(b, 1, batch(t, row{Op: "U", ID: 1, Amount: 10})) // rewrites the file
+			e.open(cfg)                                              // the crashed writer restarts
 
-	q, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: e.dir}, e.db, res.Version, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+")").Scan(&n); err != nil || n != 2 {
-		t.Errorf("version %d, which epoch 1 committed: %d rows, %v; want 2 rows", res.Version, n, err)
+			q, err := e.provider.(catalogadapter.Scanner).ScanSQL(ctx, e.table, e.db, res.Version, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := e.db.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+")").Scan(&n); err != nil || n != 2 {
+				t.Errorf("version %d, which epoch 1 committed: %d rows, %v; want 2 rows", res.Version, n, err)
+			}
+		})
 	}
 }
 
@@ -231,33 +245,37 @@ func TestJournalRecoveryKeepsCommittedFiles(t *testing.T) {
 // state directory keep separate journals; opening one neither deletes the
 // files the other has staged nor forgets them (a crash would leave them).
 func TestJournalPerTable(t *testing.T) {
-	e := newEnv(t)
-	ctx := context.Background()
-	state := t.TempDir()
-	cfgA := writerConfig(e, "a", "svc", nil, ModeAppend)
-	cfgA.StateDir = state
-	a := e.open(cfgA)
-	if err := a.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1})); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	cfgB := writerConfig(e, "b", "svc", nil, ModeAppend)
-	cfgB.StateDir = state
-	cfgB.Table = catalogadapter.TableIdent{Name: filepath.Join(t.TempDir(), "other")}
-	e.open(cfgB)
-	if journals, _ := filepath.Glob(filepath.Join(state, "staged-*.json")); len(journals) != 1 {
-		t.Errorf("journals after the other sink opened: %v, want the first sink's", journals)
-	}
-	if _, err := a.CommitEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]row{{ID: 1, Amount: 1}}, e.rows()); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			ctx := context.Background()
+			state := t.TempDir()
+			cfgA := writerConfig(e, "a", "svc", nil, ModeAppend)
+			cfgA.StateDir = state
+			a := e.open(cfgA)
+			if err := a.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Write(ctx, batch(t, row{ID: 1, Amount: 1})); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.PreCommit(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			cfgB := writerConfig(e, "b", "svc", nil, ModeAppend)
+			cfgB.StateDir = state
+			_, cfgB.Table = l.open(t, e.db, e.root, "other")
+			e.open(cfgB)
+			if journals, _ := filepath.Glob(filepath.Join(state, "staged-*.json")); len(journals) != 1 {
+				t.Errorf("journals after the other sink opened: %v, want the first sink's", journals)
+			}
+			if _, err := a.CommitEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]row{{ID: 1, Amount: 1}}, e.rows()); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -265,24 +283,28 @@ func TestJournalPerTable(t *testing.T) {
 // not rounded: 1.2 and 1.4 would both become key 1, and one row would
 // silently replace the other.
 func TestRoundedKeyRefused(t *testing.T) {
-	e := newEnv(t)
-	s := e.open(writerConfig(e, "a", "svc-a", nil, ModeUpsert))
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "id", Type: arrow.PrimitiveTypes.Float64},
-		{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
-	}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	defer bld.Release()
-	bld.Field(0).(*array.Float64Builder).AppendValues([]float64{1.2, 1.4}, nil)
-	bld.Field(1).(*array.Float64Builder).AppendValues([]float64{12, 14}, nil)
-	rec := bld.NewRecordBatch()
-	defer rec.Release()
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, rec); !errors.Is(err, ErrBadRow) {
-		t.Errorf("Write of float keys into an integer key: %v, want ErrBadRow", err)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			s := e.open(writerConfig(e, "a", "svc-a", nil, ModeUpsert))
+			sc := arrow.NewSchema([]arrow.Field{
+				{Name: "id", Type: arrow.PrimitiveTypes.Float64},
+				{Name: "amount", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+			}, nil)
+			bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+			defer bld.Release()
+			bld.Field(0).(*array.Float64Builder).AppendValues([]float64{1.2, 1.4}, nil)
+			bld.Field(1).(*array.Float64Builder).AppendValues([]float64{12, 14}, nil)
+			rec := bld.NewRecordBatch()
+			defer rec.Release()
+			ctx := context.Background()
+			if err := s.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, rec); !errors.Is(err, ErrBadRow) {
+				t.Errorf("Write of float keys into an integer key: %v, want ErrBadRow", err)
+			}
+		})
 	}
 }
 
@@ -311,7 +333,7 @@ func TestUpsertFloatKeyOnDelta(t *testing.T) {
 	e.epoch(s, 1, record(1.1, 1))
 	e.epoch(s, 2, record(1.1, 2))
 	ctx := context.Background()
-	q, err := e.provider.ScanSQL(ctx, cfg.Table, e.db, -1, nil)
+	q, err := e.delta().ScanSQL(ctx, cfg.Table, e.db, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,30 +350,34 @@ func TestUpsertFloatKeyOnDelta(t *testing.T) {
 // written, so an _OP column would be dropped and its deletes become
 // upserts; it is refused instead, as is a batch with two _op columns.
 func TestMisspelledOpColumnRefused(t *testing.T) {
-	e := newEnv(t)
-	cfg := e.config("orders")
-	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
-	s := e.open(cfg)
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	for _, names := range [][]string{{"_OP"}, {"_op", "_op"}} {
-		fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
-		for _, n := range names {
-			fields = append(fields, arrow.Field{Name: n, Type: arrow.BinaryTypes.String})
-		}
-		b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-		b.Field(0).(*array.Int64Builder).Append(1)
-		for i := range names {
-			b.Field(i + 1).(*array.StringBuilder).Append("D")
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		err := s.Write(ctx, rec)
-		rec.Release()
-		if !errors.Is(err, ErrBadOp) {
-			t.Errorf("batch with columns %v: %v, want ErrBadOp", names, err)
-		}
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			cfg := e.config("orders")
+			cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
+			s := e.open(cfg)
+			ctx := context.Background()
+			if err := s.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			for _, names := range [][]string{{"_OP"}, {"_op", "_op"}} {
+				fields := []arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}
+				for _, n := range names {
+					fields = append(fields, arrow.Field{Name: n, Type: arrow.BinaryTypes.String})
+				}
+				b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+				b.Field(0).(*array.Int64Builder).Append(1)
+				for i := range names {
+					b.Field(i + 1).(*array.StringBuilder).Append("D")
+				}
+				rec := b.NewRecordBatch()
+				b.Release()
+				err := s.Write(ctx, rec)
+				rec.Release()
+				if !errors.Is(err, ErrBadOp) {
+					t.Errorf("batch with columns %v: %v, want ErrBadOp", names, err)
+				}
+			}
+		})
 	}
 }

@@ -36,3 +36,15 @@ func BenchmarkIngestDuckDBCopy(b *testing.B) {
 func TestIngestRatio(t *testing.T) {
 	benchmark.RunRatio(t, nil, benchmark.IngestArrow(false))
 }
+
+// TestIngestRatioIceberg is the ingest throughput of the sink into Iceberg
+// against iceberg-go alone: `lakesql bench`'s ingest-iceberg workload, run
+// with the provider's default writer (DuckDB's COPY writes the Parquet
+// files, iceberg-go reads their footers) and with Options.IcebergGoWriter
+// (DuckDB hands the rows to iceberg-go's writer as Arrow). The reference
+// is iceberg-go appending the same batches itself.
+//
+//	LAKESQL_BENCH=1 go test -tags duckdb_arrow -run TestIngestRatioIceberg -v -timeout 30m ./sqlsink/
+func TestIngestRatioIceberg(t *testing.T) {
+	benchmark.RunRatio(t, nil, benchmark.IngestIceberg(), benchmark.IngestIcebergGoWriter())
+}

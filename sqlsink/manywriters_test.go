@@ -96,14 +96,7 @@ type mwTable struct {
 func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := newDuckDB(t)
 	p := deltalake.New(db, deltalake.Options{ObjectStorage: tg.so})
 	t.Cleanup(func() { p.Close() })
 	m := &mwTable{t: t, tg: tg, id: catalogadapter.TableIdent{Name: tg.loc}, db: db, p: p}
@@ -117,8 +110,12 @@ func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 		}
 		t.Cleanup(func() { s.Close() })
 		m.store = s
-	} else if m.store, err = delta.NewLocalStorage(tg.loc); err != nil {
-		t.Fatal(err)
+	} else {
+		s, err := delta.NewLocalStorage(tg.loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.store = s
 	}
 	return m
 }
@@ -136,30 +133,7 @@ func (m *mwTable) rows() []row { return m.rowsAt(-1) }
 func (m *mwTable) rowsAt(version int64) []row {
 	t := m.t
 	t.Helper()
-	ctx := context.Background()
-	q, err := m.p.ScanSQL(ctx, m.id, m.db, version, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := m.db.QueryContext(ctx, "SELECT id, amount, region FROM ("+q+")")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	var out []row
-	for rs.Next() {
-		var r row
-		var region sql.NullString
-		var amount sql.NullFloat64
-		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			t.Fatal(err)
-		}
-		r.Amount, r.Region = amount.Float64, region.String
-		out = append(out, r)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
+	out := scanRows(t, m.p, m.id, m.db, version)
 	sortRows(out)
 	return out
 }

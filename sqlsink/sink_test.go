@@ -2,13 +2,8 @@ package sqlsink
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -18,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -36,6 +30,8 @@ type row struct {
 	Amount float64
 	Region string
 }
+
+func (r row) String() string { return fmt.Sprintf("%d|%g|%s", r.ID, r.Amount, r.Region) }
 
 // batch builds an Arrow batch of rows, with an _op column when any row has one.
 func batch(t testing.TB, rows ...row) arrow.RecordBatch {
@@ -67,296 +63,223 @@ func batch(t testing.TB, rows ...row) arrow.RecordBatch {
 	return rec
 }
 
-// env is a table directory, a Delta provider and a DuckDB to read back with.
-type env struct {
-	t        *testing.T
-	dir      string
-	db       *sql.DB
-	provider *deltalake.Provider
-}
-
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, dir: filepath.Join(t.TempDir(), "orders"), db: db, provider: deltalake.New(db, deltalake.Options{})}
-}
-
-func (e *env) config(name string) Config {
-	return Config{
-		Name: name, Provider: e.provider,
-		Table:  catalogadapter.TableIdent{Name: e.dir},
-		Schema: orderSchema, TempDir: e.t.TempDir(), MemoryLimit: "256MB",
-	}
-}
-
-func (e *env) open(cfg Config) *Sink {
-	e.t.Helper()
-	s, err := New(cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := s.Open(context.Background()); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// rows reads the table's committed rows, sorted.
-func (e *env) rows() []row {
-	e.t.Helper()
-	ctx := context.Background()
-	q, err := e.provider.ScanSQL(ctx, catalogadapter.TableIdent{Name: e.dir}, e.db, -1, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	rs, err := e.db.QueryContext(ctx, "SELECT id, amount, region FROM ("+q+") ORDER BY id, amount")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer rs.Close()
-	var out []row
-	for rs.Next() {
-		var r row
-		var region sql.NullString
-		var amount sql.NullFloat64
-		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			e.t.Fatal(err)
-		}
-		r.Amount, r.Region = amount.Float64, region.String
-		out = append(out, r)
-	}
-	return out
-}
-
-// parquetFiles lists the data files on disk, committed or not.
-func (e *env) parquetFiles() []string {
-	var out []string
-	filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".parquet") && !strings.Contains(p, "_delta_log") {
-			out = append(out, p)
-		}
-		return nil
-	})
-	sort.Strings(out)
-	return out
-}
-
-func (e *env) epoch(s *Sink, n int64, batches ...arrow.RecordBatch) CommitResult {
-	e.t.Helper()
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, n); err != nil {
-		e.t.Fatal(err)
-	}
-	for _, b := range batches {
-		if err := s.Write(ctx, b); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	if err := s.PreCommit(ctx, n); err != nil {
-		e.t.Fatal(err)
-	}
-	res, err := s.CommitEpoch(ctx, n)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return res
-}
-
 func TestAppendEpochIsOneVersion(t *testing.T) {
-	e := newEnv(t)
-	s := e.open(e.config("orders"))
-	res := e.epoch(s, 1, batch(t, row{ID: 1, Amount: 1.5, Region: "eu"}), batch(t, row{ID: 2, Amount: 2.5, Region: "us"}))
-	if res.Skipped || res.Version != 1 || res.Rows != 2 {
-		t.Fatalf("result %+v, want version 1 with 2 rows", res)
-	}
-	want := []row{{ID: 1, Amount: 1.5, Region: "eu"}, {ID: 2, Amount: 2.5, Region: "us"}}
-	if diff := cmp.Diff(want, e.rows()); diff != "" {
-		t.Fatalf("rows (-want +got):\n%s", diff)
-	}
-	m := s.Metrics()
-	if m.EpochsCommitted != 1 || m.RowsWritten != 2 || m.LastVersion != 1 {
-		t.Fatalf("metrics %+v", m)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			s := e.open(e.config("orders"))
+			res := e.epoch(s, 1, batch(t, row{ID: 1, Amount: 1.5, Region: "eu"}), batch(t, row{ID: 2, Amount: 2.5, Region: "us"}))
+			if res.Skipped || res.Version != e.version(1) || res.Rows != 2 {
+				t.Fatalf("result %+v, want version %d with 2 rows", res, e.version(1))
+			}
+			want := []row{{ID: 1, Amount: 1.5, Region: "eu"}, {ID: 2, Amount: 2.5, Region: "us"}}
+			if diff := cmp.Diff(want, e.rows()); diff != "" {
+				t.Fatalf("rows (-want +got):\n%s", diff)
+			}
+			m := s.Metrics()
+			if m.EpochsCommitted != 1 || m.RowsWritten != 2 || m.LastVersion != e.version(1) {
+				t.Fatalf("metrics %+v", m)
+			}
+		})
 	}
 }
 
 func TestRollbackLeavesNothing(t *testing.T) {
-	e := newEnv(t)
-	cfg := e.config("orders")
-	cfg.FlushRows = 1 // stage a file at every write
-	s := e.open(cfg)
-	ctx := context.Background()
-	e.epoch(s, 1, batch(t, row{ID: 1, Region: "eu"}))
-	committed := e.parquetFiles()
-	if err := s.BeginEpoch(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		if err := s.Write(ctx, batch(t, row{ID: int64(10 + i)})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.PreCommit(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(e.parquetFiles()); got <= len(committed) {
-		t.Fatalf("nothing staged: %d files", got)
-	}
-	if diff := cmp.Diff([]row{{ID: 1, Region: "eu"}}, e.rows()); diff != "" {
-		t.Fatalf("staged rows visible before commit (-want +got):\n%s", diff)
-	}
-	if err := s.RollbackEpoch(ctx, 2); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(committed, e.parquetFiles()); diff != "" {
-		t.Fatalf("files left after rollback (-want +got):\n%s", diff)
-	}
-	// The epoch can be begun again, and commits only its new rows.
-	e.epoch(s, 2, batch(t, row{ID: 20}))
-	if diff := cmp.Diff([]row{{ID: 1, Region: "eu"}, {ID: 20}}, e.rows()); diff != "" {
-		t.Fatalf("rows (-want +got):\n%s", diff)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			cfg := e.config("orders")
+			cfg.FlushRows = 1 // stage a file at every write
+			s := e.open(cfg)
+			ctx := context.Background()
+			e.epoch(s, 1, batch(t, row{ID: 1, Region: "eu"}))
+			committed := e.parquetFiles()
+			if err := s.BeginEpoch(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 3; i++ {
+				if err := s.Write(ctx, batch(t, row{ID: int64(10 + i)})); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.PreCommit(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(e.parquetFiles()); got <= len(committed) {
+				t.Fatalf("nothing staged: %d files", got)
+			}
+			if diff := cmp.Diff([]row{{ID: 1, Region: "eu"}}, e.rows()); diff != "" {
+				t.Fatalf("staged rows visible before commit (-want +got):\n%s", diff)
+			}
+			if err := s.RollbackEpoch(ctx, 2); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(committed, e.parquetFiles()); diff != "" {
+				t.Fatalf("files left after rollback (-want +got):\n%s", diff)
+			}
+			// The epoch can be begun again, and commits only its new rows.
+			e.epoch(s, 2, batch(t, row{ID: 20}))
+			if diff := cmp.Diff([]row{{ID: 1, Region: "eu"}, {ID: 20}}, e.rows()); diff != "" {
+				t.Fatalf("rows (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
 func TestReplayedEpochIsSkipped(t *testing.T) {
-	e := newEnv(t)
-	s := e.open(e.config("orders"))
-	e.epoch(s, 5, batch(t, row{ID: 1}))
-	s.Close()
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			s := e.open(e.config("orders"))
+			e.epoch(s, 5, batch(t, row{ID: 1}))
+			s.Close()
 
-	again := e.open(e.config("orders"))
-	if last, ok := again.LastCommittedEpoch(); !ok || last != 5 {
-		t.Fatalf("recovered epoch %d %v, want 5", last, ok)
-	}
-	for _, n := range []int64{3, 5} {
-		res := e.epoch(again, n, batch(t, row{ID: 99}))
-		if !res.Skipped || res.Rows != 0 {
-			t.Fatalf("replay of %d: %+v, want skipped", n, res)
-		}
-	}
-	if diff := cmp.Diff([]row{{ID: 1}}, e.rows()); diff != "" {
-		t.Fatalf("rows after replay (-want +got):\n%s", diff)
-	}
-	if m := again.Metrics(); m.EpochsSkipped != 2 || m.Commits != 0 {
-		t.Fatalf("metrics %+v", m)
-	}
-	// Another writer id does not share the record.
-	other := e.config("orders")
-	other.WriterID = "svc-b"
-	b := e.open(other)
-	if res := e.epoch(b, 5, batch(t, row{ID: 7})); res.Skipped {
-		t.Fatal("a different writer's epoch 5 was skipped")
+			again := e.open(e.config("orders"))
+			if last, ok := again.LastCommittedEpoch(); !ok || last != 5 {
+				t.Fatalf("recovered epoch %d %v, want 5", last, ok)
+			}
+			for _, n := range []int64{3, 5} {
+				res := e.epoch(again, n, batch(t, row{ID: 99}))
+				if !res.Skipped || res.Rows != 0 {
+					t.Fatalf("replay of %d: %+v, want skipped", n, res)
+				}
+			}
+			if diff := cmp.Diff([]row{{ID: 1}}, e.rows()); diff != "" {
+				t.Fatalf("rows after replay (-want +got):\n%s", diff)
+			}
+			if m := again.Metrics(); m.EpochsSkipped != 2 || m.Commits != 0 {
+				t.Fatalf("metrics %+v", m)
+			}
+			// Another writer id does not share the record.
+			other := e.config("orders")
+			other.WriterID = "svc-b"
+			b := e.open(other)
+			if res := e.epoch(b, 5, batch(t, row{ID: 7})); res.Skipped {
+				t.Fatal("a different writer's epoch 5 was skipped")
+			}
+		})
 	}
 }
 
 func TestBadBatchKeepsTheRest(t *testing.T) {
-	e := newEnv(t)
-	s := e.open(e.config("orders"))
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, batch(t, row{ID: 1})); err != nil {
-		t.Fatal(err)
-	}
-	err := s.Write(ctx, batch(t, row{Op: "I", ID: 2}, row{Op: "X", ID: 3}))
-	var opErr *OpError
-	if !errors.As(err, &opErr) || opErr.Row != 1 || opErr.Value != "X" {
-		t.Fatalf("bad _op: %v", err)
-	}
-	if err := s.Write(ctx, batch(t, row{Op: "D", ID: 1})); !errors.Is(err, ErrBadOp) {
-		t.Fatalf("delete in append mode: %v", err)
-	}
-	if err := s.PreCommit(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CommitEpoch(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]row{{ID: 1}}, e.rows()); diff != "" {
-		t.Fatalf("rows (-want +got):\n%s", diff)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			s := e.open(e.config("orders"))
+			ctx := context.Background()
+			if err := s.BeginEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(ctx, batch(t, row{ID: 1})); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Write(ctx, batch(t, row{Op: "I", ID: 2}, row{Op: "X", ID: 3}))
+			var opErr *OpError
+			if !errors.As(err, &opErr) || opErr.Row != 1 || opErr.Value != "X" {
+				t.Fatalf("bad _op: %v", err)
+			}
+			if err := s.Write(ctx, batch(t, row{Op: "D", ID: 1})); !errors.Is(err, ErrBadOp) {
+				t.Fatalf("delete in append mode: %v", err)
+			}
+			if err := s.PreCommit(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CommitEpoch(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]row{{ID: 1}}, e.rows()); diff != "" {
+				t.Fatalf("rows (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
 func TestUpsertCollapsesAndRewrites(t *testing.T) {
-	e := newEnv(t)
-	cfg := e.config("orders")
-	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
-	s := e.open(cfg)
-	e.epoch(s, 1, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2}, row{ID: 3, Amount: 3}))
-	e.epoch(s, 2, batch(t, row{ID: 10, Amount: 10}))
-	ctx := context.Background()
-	_, before, err := e.provider.Files(ctx, cfg.Table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := e.epoch(s, 3,
-		batch(t, row{Op: "U", ID: 2, Amount: 20}, row{Op: "D", ID: 3}, row{Op: "I", ID: 4, Amount: 4}),
-		batch(t, row{Op: "I", ID: 4, Amount: 40}, row{Op: "-U", ID: 5}, row{Op: "D", ID: 4}, row{Op: "c", ID: 4, Amount: 400}))
-	if res.Version != 3 {
-		t.Fatalf("upsert epoch landed as version %d, want 3", res.Version)
-	}
-	want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 20}, {ID: 4, Amount: 400}, {ID: 10, Amount: 10}}
-	if diff := cmp.Diff(want, e.rows()); diff != "" {
-		t.Fatalf("rows (-want +got):\n%s", diff)
-	}
-	// Epoch 2's file holds none of the keys: pruning must keep it as it is.
-	_, after, err := e.provider.Files(ctx, cfg.Table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := map[string]bool{}
-	for _, f := range after {
-		live[f.Path] = true
-	}
-	kept := 0
-	for _, f := range before {
-		if live[f.Path] {
-			kept++
-		}
-	}
-	if kept != 1 || len(after) != 2 {
-		t.Fatalf("%d of %d files kept, %d live after the merge; want epoch 2's file kept and epoch 1's rewritten", kept, len(before), len(after))
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			cfg := e.config("orders")
+			cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
+			s := e.open(cfg)
+			e.epoch(s, 1, batch(t, row{ID: 1, Amount: 1}, row{ID: 2, Amount: 2}, row{ID: 3, Amount: 3}))
+			e.epoch(s, 2, batch(t, row{ID: 10, Amount: 10}))
+			ctx := context.Background()
+			scanner := e.provider.(catalogadapter.Scanner)
+			_, before, err := scanner.Files(ctx, cfg.Table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := e.epoch(s, 3,
+				batch(t, row{Op: "U", ID: 2, Amount: 20}, row{Op: "D", ID: 3}, row{Op: "I", ID: 4, Amount: 4}),
+				batch(t, row{Op: "I", ID: 4, Amount: 40}, row{Op: "-U", ID: 5}, row{Op: "D", ID: 4}, row{Op: "c", ID: 4, Amount: 400}))
+			if res.Version != e.version(3) {
+				t.Fatalf("upsert epoch landed as version %d, want %d", res.Version, e.version(3))
+			}
+			want := []row{{ID: 1, Amount: 1}, {ID: 2, Amount: 20}, {ID: 4, Amount: 400}, {ID: 10, Amount: 10}}
+			if diff := cmp.Diff(want, e.rows()); diff != "" {
+				t.Fatalf("rows (-want +got):\n%s", diff)
+			}
+			// Epoch 2's file holds none of the keys: pruning must keep it as
+			// it is. A row delta (Iceberg) rewrites no file at all.
+			_, after, err := scanner.Files(ctx, cfg.Table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := map[string]bool{}
+			for _, f := range after {
+				live[f.Path] = true
+			}
+			kept := 0
+			for _, f := range before {
+				if live[f.Path] {
+					kept++
+				}
+			}
+			switch {
+			case l.upsertRewrites && (kept != 1 || len(after) != 2):
+				t.Fatalf("%d of %d files kept, %d live after the merge; want epoch 2's file kept and epoch 1's rewritten", kept, len(before), len(after))
+			case !l.upsertRewrites && kept != len(before):
+				t.Fatalf("%d of %d files kept after a row delta; want all", kept, len(before))
+			}
+		})
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
-	e := newEnv(t)
-	for name, mutate := range map[string]func(*Config){
-		"no name":        func(c *Config) { c.Name = "" },
-		"upsert no key":  func(c *Config) { c.Mode = ModeUpsert },
-		"bad mode":       func(c *Config) { c.Mode = "merge" },
-		"bad delivery":   func(c *Config) { c.Delivery = "twice" },
-		"negative flush": func(c *Config) { c.FlushRows = -1 },
-	} {
-		cfg := e.config("orders")
-		mutate(&cfg)
-		if _, err := New(cfg); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: %v, want ErrConfig", name, err)
-		}
-	}
-	cfg := e.config("orders")
-	cfg.Mode, cfg.Key = ModeUpsert, []string{"nope"}
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Open(context.Background()); !errors.Is(err, ErrConfig) {
-		t.Fatalf("unknown key column: %v", err)
-	}
-	if h := s.Health(); h.Status != Unhealthy {
-		t.Fatalf("health after failed open: %+v", h)
+	for _, l := range lakes {
+		t.Run(l.name, func(t *testing.T) {
+			e := newLakeEnv(t, l)
+			for name, mutate := range map[string]func(*Config){
+				"no name":        func(c *Config) { c.Name = "" },
+				"upsert no key":  func(c *Config) { c.Mode = ModeUpsert },
+				"bad mode":       func(c *Config) { c.Mode = "merge" },
+				"bad delivery":   func(c *Config) { c.Delivery = "twice" },
+				"negative flush": func(c *Config) { c.FlushRows = -1 },
+			} {
+				cfg := e.config("orders")
+				mutate(&cfg)
+				if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+					t.Errorf("%s: %v, want ErrConfig", name, err)
+				}
+			}
+			cfg := e.config("orders")
+			cfg.Mode, cfg.Key = ModeUpsert, []string{"nope"}
+			s, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Open(context.Background()); !errors.Is(err, ErrConfig) {
+				t.Fatalf("unknown key column: %v", err)
+			}
+			if h := s.Health(); h.Status != Unhealthy {
+				t.Fatalf("health after failed open: %+v", h)
+			}
+		})
 	}
 }
 
-// TestTargetFileSize: the sink's TargetFileSize becomes the table property
+// TestTargetFileSize (Delta only: it reads the Delta table's metadata):
+// the sink's TargetFileSize becomes the table property
 // delta.targetFileSize, and the files the sink writes follow it.
 func TestTargetFileSize(t *testing.T) {
 	e := newEnv(t)

@@ -265,14 +265,7 @@ func newSFEnv(t *testing.T, backend string, tune func(*sfEnv, *objectstore.Optio
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
+	db := newDuckDB(t)
 	e.provider = deltalake.New(db, deltalake.Options{
 		ObjectStorage: so,
 		WrapStorage: func(s delta.Storage) delta.Storage {
@@ -283,6 +276,7 @@ func newSFEnv(t *testing.T, backend string, tune func(*sfEnv, *objectstore.Optio
 		},
 	})
 	t.Cleanup(func() { e.provider.Close() })
+	var err error
 	if e.db, err = sql.Open("duckdb", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -165,84 +162,5 @@ func TestConcurrentGoroutineAppends(t *testing.T) {
 		if err != nil || !ok || rec.Epoch != epochs {
 			t.Fatalf("writer %d: last epoch %+v %v %v", w, rec, ok, err)
 		}
-	}
-}
-
-// Environment of the writer process TestProcessHelper runs.
-const (
-	helperEnv = "LAKESQL_ICEBERG_HELPER" // the writer id; set: run as helper
-	dirEnv    = "LAKESQL_ICEBERG_DIR"
-	epochsEnv = "LAKESQL_ICEBERG_EPOCHS"
-)
-
-// TestProcessHelper is the writer process of TestTwoProcessesAppend: a
-// sink appending epochs 1..N, each a single row, through the SQLite
-// catalog shared with the other process.
-func TestProcessHelper(t *testing.T) {
-	writer := os.Getenv(helperEnv)
-	if writer == "" {
-		t.Skip("runs as a child of TestTwoProcessesAppend")
-	}
-	dir := os.Getenv(dirEnv)
-	n, _ := strconv.Atoi(os.Getenv(epochsEnv))
-	p := openProvider(t, dir)
-	cfg := sinkConfig(t, p, writer)
-	cfg.Schema = nil
-	s := openSink(t, cfg)
-	id := int64(1000)
-	if writer == "b" {
-		id = 2000
-	}
-	for e := int64(1); e <= int64(n); e++ {
-		if res := epoch(t, s, e, batch(t, row{ID: id + e, Region: writer})); res.Skipped {
-			t.Fatalf("epoch %d skipped", e)
-		}
-	}
-	fmt.Printf("@iceberg %s retries=%d\n", writer, s.Metrics().Retries)
-}
-
-// TestTwoProcessesAppend: two OS processes append to one table through
-// the SQLite catalog at the same time; both succeed through the retry
-// loop, and every epoch of each is one snapshot.
-func TestTwoProcessesAppend(t *testing.T) {
-	const epochs = 15
-	dir := t.TempDir()
-	createOrders(t, openProvider(t, dir))
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cmds []*exec.Cmd
-	outs := make([]*syncBuffer, 2)
-	for i, w := range []string{"a", "b"} {
-		cmd := exec.Command(exe, "-test.run=^TestProcessHelper$", "-test.count=1", "-test.timeout=5m", "-test.v")
-		cmd.Env = append(os.Environ(), helperEnv+"="+w, dirEnv+"="+dir, epochsEnv+"="+strconv.Itoa(epochs))
-		outs[i] = &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("writer %d: %v\n%s", i, err, outs[i].String())
-		}
-		t.Logf("writer %d: %s", i, lastLine(outs[i].String(), "@iceberg"))
-	}
-	if got := len(icebergRows(t, dir)); got != 2*epochs {
-		t.Fatalf("%d rows, want %d", got, 2*epochs)
-	}
-	snaps := snapshots(t, dir, ordersID)
-	if len(snaps) != 2*epochs {
-		t.Fatalf("%d snapshots, want %d", len(snaps), 2*epochs)
-	}
-	seen := map[string]bool{}
-	for _, s := range snaps {
-		k := s.Summary.Properties[icetable.SummaryWriterID] + "/" + s.Summary.Properties[icetable.SummaryEpoch]
-		if seen[k] {
-			t.Fatalf("epoch %s committed twice", k)
-		}
-		seen[k] = true
 	}
 }

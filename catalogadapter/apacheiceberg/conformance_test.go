@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/providertest"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 )
 
 // TestConformance runs the contract's suite on tables of the local SQLite
@@ -23,7 +24,7 @@ func TestConformance(t *testing.T) {
 	}, providertest.Options{
 		CreatedVersion: -1, // no snapshot until the first commit
 		StoredFiles: func(t *testing.T, id catalogadapter.TableIdent) []string {
-			return lake{dir: dirs[t]}.storedFiles(t, id)
+			return icebergtest.Lake{Dir: dirs[t]}.StoredFiles(t, id)
 		},
 		Missing: func(id catalogadapter.TableIdent) catalogadapter.TableIdent {
 			return catalogadapter.TableIdent{Namespace: id.Namespace, Name: "missing"}

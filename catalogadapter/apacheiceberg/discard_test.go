@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/internal/s3test"
 )
 
@@ -19,16 +20,16 @@ import (
 func TestDiscardKeepsCommittedFiles(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		lake func(testing.TB) lake
+		lake func(testing.TB) icebergtest.Lake
 	}{
-		{"local", localLake},
-		{"s3", func(t testing.TB) lake { return s3Lake(t, s3test.Start(t)) }},
-		{"rest", restLake},
+		{"local", icebergtest.Local},
+		{"s3", func(t testing.TB) icebergtest.Lake { return icebergtest.S3(t, s3test.Start(t)) }},
+		{"rest", func(t testing.TB) icebergtest.Lake { return icebergtest.REST(t, ordersID) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := c.lake(t)
 			ctx := context.Background()
-			p := l.provider(t)
+			p := lakeProvider(t, l)
 			createOrders(t, p)
 			db, err := sql.Open("duckdb", "")
 			if err != nil {
@@ -43,17 +44,17 @@ func TestDiscardKeepsCommittedFiles(t *testing.T) {
 			if _, err := p.Commit(ctx, ordersID, receipts, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1}); err != nil {
 				t.Fatal(err)
 			}
-			referenced := l.liveFiles(t, ordersID)
+			referenced := l.LiveFiles(t, ordersID)
 			if len(referenced) != 2 {
 				t.Fatalf("the snapshot references %v, want a data file and an equality-delete file", referenced)
 			}
 			if err := p.Discard(ctx, ordersID, receipts); err != nil {
 				t.Fatal(err)
 			}
-			if got := l.storedFiles(t, ordersID); !slices.Equal(got, referenced) {
+			if got := l.StoredFiles(t, ordersID); !slices.Equal(got, referenced) {
 				t.Fatalf("after discarding committed receipts the table's files are %v, want %v", got, referenced)
 			}
-			if got, want := l.rows(t, ordersID), rowStrings(row{ID: 1, Amount: 1.5, Region: "eu"}); !slices.Equal(got, want) {
+			if got, want := l.Rows(t, ordersID), rowStrings(row{ID: 1, Amount: 1.5, Region: "eu"}); !slices.Equal(got, want) {
 				t.Fatalf("rows %q, want %q", got, want)
 			}
 			// Receipts never committed are deleted.
@@ -61,13 +62,13 @@ func TestDiscardKeepsCommittedFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := len(l.storedFiles(t, ordersID)); n != 4 {
+			if n := len(l.StoredFiles(t, ordersID)); n != 4 {
 				t.Fatalf("%d files after staging a second row delta, want 4", n)
 			}
 			if err := p.Discard(ctx, ordersID, more); err != nil {
 				t.Fatal(err)
 			}
-			if got := l.storedFiles(t, ordersID); !slices.Equal(got, referenced) {
+			if got := l.StoredFiles(t, ordersID); !slices.Equal(got, referenced) {
 				t.Fatalf("after discarding staged receipts the table's files are %v, want %v", got, referenced)
 			}
 		})

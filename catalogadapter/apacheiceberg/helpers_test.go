@@ -2,7 +2,6 @@ package apacheiceberg
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +17,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/lakesql/lakesql/catalogadapter"
-	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -42,9 +41,8 @@ func openProvider(t testing.TB, dir string) *Provider {
 	return New(cat, Options{BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 }
 
-// row is one test row; Op is "" for a plain insert.
+// row is one test row.
 type row struct {
-	Op     string
 	ID     int64
 	Amount float64
 	Region string
@@ -52,150 +50,37 @@ type row struct {
 
 func (r row) String() string { return fmt.Sprintf("%d|%g|%s", r.ID, r.Amount, r.Region) }
 
-// batch builds an Arrow batch, with an _op column when any row has one.
+// batch builds an Arrow batch of the orders table.
 func batch(t testing.TB, rows ...row) arrow.RecordBatch {
 	t.Helper()
-	withOp := false
-	for _, r := range rows {
-		withOp = withOp || r.Op != ""
-	}
-	fields := ordersSchema.Fields()
-	if withOp {
-		fields = append([]arrow.Field{{Name: sqlsink.OpColumn, Type: arrow.BinaryTypes.String}}, fields...)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, ordersSchema)
 	defer b.Release()
-	i := 0
-	if withOp {
-		i = 1
-	}
 	for _, r := range rows {
-		if withOp {
-			b.Field(0).(*array.StringBuilder).Append(r.Op)
-		}
-		b.Field(i).(*array.Int64Builder).Append(r.ID)
-		b.Field(i + 1).(*array.Float64Builder).Append(r.Amount)
-		b.Field(i + 2).(*array.StringBuilder).Append(r.Region)
+		b.Field(0).(*array.Int64Builder).Append(r.ID)
+		b.Field(1).(*array.Float64Builder).Append(r.Amount)
+		b.Field(2).(*array.StringBuilder).Append(r.Region)
 	}
 	rec := b.NewRecordBatch()
 	t.Cleanup(rec.Release)
 	return rec
 }
 
-func sinkConfig(t testing.TB, p *Provider, name string) sqlsink.Config {
-	return sqlsink.Config{
-		Name: name, Provider: p, Table: ordersID, Schema: ordersSchema,
-		TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
-	}
-}
-
-func openSink(t testing.TB, cfg sqlsink.Config) *sqlsink.Sink {
-	t.Helper()
-	s, err := sqlsink.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func epoch(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch) sqlsink.CommitResult {
-	t.Helper()
-	precommit(t, s, n, batches...)
-	res, err := s.CommitEpoch(context.Background(), n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-// precommit runs epoch n up to its PreCommit: its files are staged,
-// invisible, and the commit is the test's to make (or not).
-func precommit(t testing.TB, s *sqlsink.Sink, n int64, batches ...arrow.RecordBatch) {
-	t.Helper()
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, n); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range batches {
-		if err := s.Write(ctx, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.PreCommit(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+// lakeProvider opens a catalog handle of its own on l and a provider on
+// it with the production defaults (retries, backoff).
+func lakeProvider(t testing.TB, l icebergtest.Lake) *Provider {
+	return New(l.Catalog(t), Options{})
 }
 
 // freshTable loads the table through a catalog handle of its own: the
 // independent reader sees only what reached the catalog.
 func freshTable(t testing.TB, dir string, id catalogadapter.TableIdent) *table.Table {
-	return lake{dir: dir}.table(t, id)
+	return icebergtest.Lake{Dir: dir}.Table(t, id)
 }
 
 // icebergRows reads the orders table with iceberg-go's own scan from a
 // fresh catalog handle, sorted.
 func icebergRows(t testing.TB, dir string) []string {
-	return lake{dir: dir}.rows(t, ordersID)
-}
-
-// tableRows reads tbl with iceberg-go's own scan, sorted.
-func tableRows(t testing.TB, tbl *table.Table, opts ...table.ScanOption) []string {
-	t.Helper()
-	at, err := tbl.Scan(append(opts, table.WithSelectedFields("id", "amount", "region"))...).ToArrowTable(context.Background())
-	if err != nil {
-		t.Fatalf("scan %s: %v", tbl.Identifier(), err)
-	}
-	defer at.Release()
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	out := []string{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(0).(*array.Int64)
-		amounts := rec.Column(1).(*array.Float64)
-		regions := rec.Column(2).(*array.String)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, row{ID: ids.Value(i), Amount: amounts.Value(i), Region: regions.Value(i)}.String())
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// duckRows reads the orders table through the provider's ScanSQL.
-func duckRows(t testing.TB, p *Provider) []string {
-	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	q, err := p.ScanSQL(context.Background(), ordersID, db, -1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := db.Query("SELECT id, amount, region FROM (" + q + ")")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, q)
-	}
-	defer rs.Close()
-	var out []string
-	for rs.Next() {
-		var r row
-		var amount sql.NullFloat64
-		var region sql.NullString
-		if err := rs.Scan(&r.ID, &amount, &region); err != nil {
-			t.Fatal(err)
-		}
-		r.Amount, r.Region = amount.Float64, region.String
-		out = append(out, r.String())
-	}
-	sort.Strings(out)
-	return out
+	return icebergtest.Lake{Dir: dir}.Rows(t, ordersID)
 }
 
 func rowStrings(rows ...row) []string {
@@ -209,7 +94,7 @@ func rowStrings(rows ...row) []string {
 
 // snapshots lists the main branch's snapshots, oldest first.
 func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.Snapshot {
-	return lake{dir: dir}.snapshots(t, id)
+	return icebergtest.Lake{Dir: dir}.Snapshots(t, id)
 }
 
 // parquetFiles lists every Parquet file under the warehouse, committed or not.

@@ -12,7 +12,7 @@ const module = "github.com/lakesql/lakesql/"
 // harnesses serve tests and benchmarks of several layers (`lakesql bench`
 // runs internal/benchmark); they may import any layer, and only programs
 // import them outside tests.
-var harnesses = map[string]bool{"internal/benchmark": true, "internal/deltatest": true}
+var harnesses = map[string]bool{"internal/benchmark": true, "internal/deltatest": true, "internal/icebergtest": true}
 
 // rank is the layer of a package of the module, by its path; higher is
 // nearer the user. The wiring layer, sinkdef, sits half a rank above the

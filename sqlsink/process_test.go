@@ -1,4 +1,4 @@
-package apacheiceberg
+package sqlsink
 
 import (
 	"bytes"

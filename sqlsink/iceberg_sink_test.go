@@ -1,4 +1,4 @@
-package apacheiceberg
+package sqlsink
 
 import (
 	"context"
@@ -12,8 +12,9 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/internal/s3test"
-	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
@@ -28,14 +29,15 @@ import (
 // DuckDB's read exactly what was committed, and every file left under the
 // table's location is a live one.
 func TestSinkAppendRollbackReplayRestart(t *testing.T) {
-	t.Run("local", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, localLake(t)) })
-	t.Run("s3", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, s3Lake(t, s3test.Start(t))) })
-	t.Run("rest", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, restLake(t)) })
+	t.Run("local", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, icebergtest.Local(t)) })
+	t.Run("s3", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, icebergtest.S3(t, s3test.Start(t))) })
+	t.Run("rest", func(t *testing.T) { testSinkAppendRollbackReplayRestart(t, icebergtest.REST(t, ordersID)) })
 }
 
-func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
+func testSinkAppendRollbackReplayRestart(t *testing.T, l icebergtest.Lake) {
 	ctx := context.Background()
-	p := l.provider(t)
+	cat := l.Catalog(t)
+	p := apacheiceberg.New(cat, apacheiceberg.Options{})
 	cfg := sinkConfig(t, p, "orders")
 	cfg.StateDir = t.TempDir()
 	s := openSink(t, cfg)
@@ -44,35 +46,35 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	if res.Skipped || res.Rows != 2 {
 		t.Fatalf("epoch 1: %+v", res)
 	}
-	snaps := l.snapshots(t, ordersID)
+	snaps := l.Snapshots(t, ordersID)
 	if len(snaps) != 1 {
 		t.Fatalf("%d snapshots after one epoch", len(snaps))
 	}
 	if props := snaps[0].Summary.Properties; props[icetable.SummaryWriterID] != "lakesql-orders" || props[icetable.SummaryEpoch] != "1" || snaps[0].SnapshotID != res.Version {
 		t.Fatalf("snapshot summary %v, version %d", props, res.Version)
 	}
-	files := l.storedFiles(t, ordersID)
-	if len(files) == 0 || !slices.Equal(files, l.liveFiles(t, ordersID)) {
-		t.Fatalf("files %v, live files %v", files, l.liveFiles(t, ordersID))
+	files := l.StoredFiles(t, ordersID)
+	if len(files) == 0 || !slices.Equal(files, l.LiveFiles(t, ordersID)) {
+		t.Fatalf("files %v, live files %v", files, l.LiveFiles(t, ordersID))
 	}
-	if wh := l.props["warehouse"]; wh != "" {
-		if loc := l.table(t, ordersID).Location(); !strings.HasPrefix(loc, wh+"/") {
+	if wh := l.Props["warehouse"]; wh != "" {
+		if loc := l.Table(t, ordersID).Location(); !strings.HasPrefix(loc, wh+"/") {
 			t.Fatalf("table at %s, not in the warehouse %s", loc, wh)
 		}
 	}
 
 	// Rollback: the staged files are deleted, no snapshot.
 	precommit(t, s, 2, batch(t, row{ID: 99, Region: "gone"}))
-	staged := l.storedFiles(t, ordersID)
+	staged := l.StoredFiles(t, ordersID)
 	if len(staged) == len(files) {
 		t.Fatal("PreCommit staged no file")
 	}
 	// Files uploaded to S3 stay in the read cache until the commit.
 	var cached []string
-	if l.srv != nil {
+	if l.Srv != nil {
 		for _, f := range staged {
 			if !slices.Contains(files, f) {
-				cached = append(cached, icetable.CachePath(p.cat.CacheDir(), f))
+				cached = append(cached, icetable.CachePath(cat.CacheDir(), f))
 			}
 		}
 	}
@@ -84,7 +86,7 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	if err := s.RollbackEpoch(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	if got := l.storedFiles(t, ordersID); !slices.Equal(got, files) {
+	if got := l.StoredFiles(t, ordersID); !slices.Equal(got, files) {
 		t.Fatalf("rollback left files: %v", got)
 	}
 	for _, c := range cached {
@@ -92,7 +94,7 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 			t.Errorf("the cached copy %s of a discarded file is still there: %v", c, err)
 		}
 	}
-	if n := len(l.snapshots(t, ordersID)); n != 1 {
+	if n := len(l.Snapshots(t, ordersID)); n != 1 {
 		t.Fatalf("%d snapshots after rollback", n)
 	}
 
@@ -107,12 +109,12 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	}
 
 	// Restart, with an empty cache: a new provider and sink recover epoch 42.
-	cat2, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: l.dir, CacheDir: t.TempDir(), Properties: l.props})
+	cat2, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: l.Dir, CacheDir: t.TempDir(), Properties: l.Props})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cat2.Close()
-	p2 := New(cat2, Options{})
+	p2 := apacheiceberg.New(cat2, apacheiceberg.Options{})
 	cfg2 := sinkConfig(t, p2, "orders")
 	cfg2.Schema = nil // attach
 	cfg2.StateDir = cfg.StateDir
@@ -125,16 +127,16 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 	}
 	want := rowStrings(row{ID: 1, Amount: 1.5, Region: "eu"}, row{ID: 2, Amount: 2.5, Region: "us"},
 		row{ID: 3, Amount: 3, Region: "eu"}, row{ID: 4, Amount: 4, Region: "us"})
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
+	if got := l.Rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
 	if got := duckRows(t, p2); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	if n := len(l.snapshots(t, ordersID)); n != 3 {
+	if n := len(l.Snapshots(t, ordersID)); n != 3 {
 		t.Fatalf("%d snapshots, want 3 (epochs 1, 2, 42)", n)
 	}
-	if got, live := l.storedFiles(t, ordersID), l.liveFiles(t, ordersID); !slices.Equal(got, live) {
+	if got, live := l.StoredFiles(t, ordersID), l.LiveFiles(t, ordersID); !slices.Equal(got, live) {
 		t.Fatalf("files %v, live files %v", got, live)
 	}
 }
@@ -142,39 +144,39 @@ func testSinkAppendRollbackReplayRestart(t *testing.T, l lake) {
 // TestSinkUpsertRowDelta: upserts and changelog deletes land as one row
 // delta per epoch (equality deletes plus rows, no file rewritten), and
 // both readers agree.
-func TestSinkUpsertRowDelta(t *testing.T) { sinkUpsertRowDelta(t, localLake(t)) }
+func TestSinkUpsertRowDelta(t *testing.T) { sinkUpsertRowDelta(t, icebergtest.Local(t)) }
 
 // sinkUpsertRowDelta runs TestSinkUpsertRowDelta's epochs on lake l and
 // returns the provider and the rows the table then holds: epoch 2 is one
 // row delta that rewrites none of epoch 1's files, and a later epoch that
 // re-inserts a deleted key is not hidden by the old delete.
-func sinkUpsertRowDelta(t *testing.T, l lake) (*Provider, []string) {
-	p := l.provider(t)
+func sinkUpsertRowDelta(t *testing.T, l icebergtest.Lake) (*apacheiceberg.Provider, []string) {
+	p := lakeProvider(t, l)
 	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
 	s := openSink(t, cfg)
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "us"}))
-	files := l.storedFiles(t, ordersID)
+	files := l.StoredFiles(t, ordersID)
 	epoch(t, s, 2, batch(t,
 		row{Op: "U", ID: 2, Amount: 20, Region: "eu"},
 		row{Op: "D", ID: 3},
 		row{Op: "I", ID: 4, Amount: 4, Region: "us"},
 		row{Op: "U", ID: 4, Amount: 40, Region: "us"}))
 	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 4, Amount: 40, Region: "us"})
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
+	if got := l.Rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
 	if got := duckRows(t, p); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	snaps := l.snapshots(t, ordersID)
+	snaps := l.Snapshots(t, ordersID)
 	if len(snaps) != 2 {
 		t.Fatalf("%d snapshots, want 2", len(snaps))
 	}
 	if last := snaps[1].Summary; last.Properties["added-delete-files"] == "" || last.Properties["deleted-data-files"] != "" {
 		t.Fatalf("epoch 2 is not a row delta: %v %v", last.Operation, last.Properties)
 	}
-	now := l.storedFiles(t, ordersID)
+	now := l.StoredFiles(t, ordersID)
 	for _, f := range files {
 		if !slices.Contains(now, f) {
 			t.Fatalf("file %s of epoch 1 was rewritten", f)
@@ -185,7 +187,7 @@ func sinkUpsertRowDelta(t *testing.T, l lake) (*Provider, []string) {
 	if got := duckRows(t, p); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %q, want %q", got, want)
 	}
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
+	if got := l.Rows(t, ordersID); !slices.Equal(got, want) {
 		t.Fatalf("iceberg-go reads %q, want %q", got, want)
 	}
 	return p, want
@@ -194,10 +196,10 @@ func sinkUpsertRowDelta(t *testing.T, l lake) (*Provider, []string) {
 // openCopyOnWriteTable creates the orders table partitioned by region, a
 // column outside the key, which cannot take equality deletes on id: upserts
 // into it rewrite files.
-func openCopyOnWriteTable(t *testing.T, dir string) *Provider {
+func openCopyOnWriteTable(t *testing.T, dir string) *apacheiceberg.Provider {
 	t.Helper()
 	p := openProvider(t, dir)
-	err := p.CreateTable(context.Background(), ordersID, catalogadapter.TableDef{Schema: ordersSchema, PartitionSpec: catalogadapter.PartitionSpec{
+	err := p.CreateTable(context.Background(), ordersID, catalogadapter.TableDef{Schema: orderSchema, PartitionSpec: catalogadapter.PartitionSpec{
 		Fields: []catalogadapter.PartitionField{{Name: "region", Transform: catalogadapter.Transform{Kind: catalogadapter.Identity}}},
 	}})
 	if err != nil {
@@ -213,7 +215,7 @@ func TestSinkUpsertCopyOnWrite(t *testing.T) {
 	dir := t.TempDir()
 	p := openCopyOnWriteTable(t, dir)
 	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
 	s := openSink(t, cfg)
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}))
 	// Key 1 moves from eu to us: an equality delete in us would miss it.
@@ -242,7 +244,7 @@ func TestAttachPartitionedTable(t *testing.T) {
 		{Name: "id", Transform: catalogadapter.Transform{Kind: catalogadapter.Bucket, Param: 16}},
 		{Name: "region", Transform: catalogadapter.Transform{Kind: catalogadapter.Truncate, Param: 1}},
 	}}
-	if err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: ordersSchema, PartitionSpec: spec}); err != nil {
+	if err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: orderSchema, PartitionSpec: spec}); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := p.TableSpec(ctx, ordersID)
@@ -253,13 +255,13 @@ func TestAttachPartitionedTable(t *testing.T) {
 		ts.PartitionSpec.Fields[1].Name != "region" || ts.PartitionSpec.Fields[1].Transform.String() != "truncate(1)" || ts.Version != -1 {
 		t.Fatalf("table spec: %+v", ts)
 	}
-	if err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: ordersSchema}); !errors.Is(err, catalogadapter.ErrTableExists) {
+	if err := p.CreateTable(ctx, ordersID, catalogadapter.TableDef{Schema: orderSchema}); !errors.Is(err, catalogadapter.ErrTableExists) {
 		t.Fatalf("second create: %v", err)
 	}
 	cfg := sinkConfig(t, p, "orders")
 	cfg.Schema = nil
 	s := openSink(t, cfg)
-	if !s.Schema().Equal(ordersSchema) {
+	if !s.Schema().Equal(orderSchema) {
 		t.Fatalf("attached schema %s", s.Schema())
 	}
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}, row{ID: 3, Amount: 3, Region: "eu"}))
@@ -294,9 +296,9 @@ func TestCopyOnWriteNewKeyRace(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	p := openCopyOnWriteTable(t, dir)
-	open := func(writer string) *sqlsink.Sink {
+	open := func(writer string) *Sink {
 		cfg := sinkConfig(t, p, "orders")
-		cfg.Mode, cfg.Key, cfg.WriterID = sqlsink.ModeUpsert, []string{"id"}, writer
+		cfg.Mode, cfg.Key, cfg.WriterID = ModeUpsert, []string{"id"}, writer
 		return openSink(t, cfg)
 	}
 	first, second := open("w1"), open("w2")
@@ -344,7 +346,7 @@ func TestStringPartitionValues(t *testing.T) {
 			}
 		}
 	}
-	got := tableRows(t, tbl, table.WithRowFilter(ice.EqualTo(ice.Reference("region"), "eu")))
+	got := icebergtest.Rows(t, tbl, table.WithRowFilter(ice.EqualTo(ice.Reference("region"), "eu")))
 	if want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"}); !slices.Equal(got, want) {
 		t.Errorf("iceberg-go scan WHERE region = 'eu' reads %q, want %q", got, want)
 	}
@@ -357,7 +359,7 @@ func TestRowDeltaOnStringPartition(t *testing.T) {
 	dir := t.TempDir()
 	p := openCopyOnWriteTable(t, dir)
 	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id", "region"}
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id", "region"}
 	s := openSink(t, cfg)
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
 	epoch(t, s, 2, batch(t, row{Op: "D", ID: 2, Region: "eu"}, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}))
@@ -384,7 +386,7 @@ func TestCopyOnWriteConcurrentDeleteFiles(t *testing.T) {
 	dir := t.TempDir()
 	p := openCopyOnWriteTable(t, dir)
 	cfgA := sinkConfig(t, p, "orders")
-	cfgA.Mode, cfgA.Key, cfgA.WriterID = sqlsink.ModeUpsert, []string{"id"}, "cow"
+	cfgA.Mode, cfgA.Key, cfgA.WriterID = ModeUpsert, []string{"id"}, "cow"
 	a := openSink(t, cfgA)
 	epoch(t, a, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
 
@@ -393,7 +395,7 @@ func TestCopyOnWriteConcurrentDeleteFiles(t *testing.T) {
 	// B's key includes the partition column: it deletes id 2 by an
 	// equality delete, without touching F.
 	cfgB := sinkConfig(t, p, "orders")
-	cfgB.Mode, cfgB.Key, cfgB.WriterID = sqlsink.ModeUpsert, []string{"id", "region"}, "mor"
+	cfgB.Mode, cfgB.Key, cfgB.WriterID = ModeUpsert, []string{"id", "region"}, "mor"
 	b := openSink(t, cfgB)
 	epoch(t, b, 1, batch(t, row{Op: "D", ID: 2, Region: "eu"}))
 	snaps := snapshots(t, dir, ordersID)
@@ -425,7 +427,7 @@ func TestUpsertAfterSpecEvolution(t *testing.T) {
 	dir := t.TempDir()
 	p := openProvider(t, dir)
 	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key = sqlsink.ModeUpsert, []string{"id"}
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
 	s := openSink(t, cfg)
 	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "us"}))
 	s.Close()
@@ -439,7 +441,7 @@ func TestUpsertAfterSpecEvolution(t *testing.T) {
 	}
 	p2 := openProvider(t, dir)
 	cfg2 := sinkConfig(t, p2, "orders")
-	cfg2.Mode, cfg2.Key = sqlsink.ModeUpsert, []string{"id"}
+	cfg2.Mode, cfg2.Key = ModeUpsert, []string{"id"}
 	cfg2.Schema = nil
 	s2 := openSink(t, cfg2)
 	epoch(t, s2, 2, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}, row{Op: "D", ID: 2}))

@@ -1,4 +1,4 @@
-package apacheiceberg
+package sqlsink
 
 import (
 	"fmt"
@@ -12,24 +12,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/internal/s3test"
-	"github.com/lakesql/lakesql/sqlsink"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
 
 // Environment of the writer process TestMultiWriterHelper runs.
 const (
-	mwWriterEnv = "LAKESQL_ICEMW_WRITER" // the writer id; set: run as the helper
-	mwTagEnv    = "LAKESQL_ICEMW_TAG"    // the region its rows carry: which process wrote them
-	mwBaseEnv   = "LAKESQL_ICEMW_BASE"   // the first id of its rows
-	mwEpochsEnv = "LAKESQL_ICEMW_EPOCHS" // it commits epochs 1..N
-	mwGoEnv     = "LAKESQL_ICEMW_GO"     // a file: its first epoch waits until it exists
-	mwTag       = "@icemw "              // marks its report lines
+	icemwWriterEnv = "LAKESQL_ICEMW_WRITER" // the writer id; set: run as the helper
+	icemwTagEnv    = "LAKESQL_ICEMW_TAG"    // the region its rows carry: which process wrote them
+	icemwBaseEnv   = "LAKESQL_ICEMW_BASE"   // the first id of its rows
+	icemwEpochsEnv = "LAKESQL_ICEMW_EPOCHS" // it commits epochs 1..N
+	icemwGoEnv     = "LAKESQL_ICEMW_GO"     // a file: its first epoch waits until it exists
+	icemwTag       = "@icemw "              // marks its report lines
 )
 
-// mwRows is what a writer sends in epoch e: two rows, ids base+10e and
+// icemwRows is what a writer sends in epoch e: two rows, ids base+10e and
 // base+10e+1, tagged with the process.
-func mwRows(base, e int64, tag string) []row {
+func icemwRows(base, e int64, tag string) []row {
 	return []row{
 		{ID: base + 10*e, Amount: float64(e), Region: tag},
 		{ID: base + 10*e + 1, Amount: float64(e) + 0.5, Region: tag},
@@ -44,28 +44,28 @@ func mwRows(base, e int64, tag string) []row {
 // so that the writers start their epochs together. It reports each epoch
 // as committed or skipped.
 func TestMultiWriterHelper(t *testing.T) {
-	writer := os.Getenv(mwWriterEnv)
+	writer := os.Getenv(icemwWriterEnv)
 	if writer == "" {
 		t.Skip("runs as a child of TestManyProcessesAppend and TestSameWriterTwoProcesses")
 	}
-	l, err := lakeFromEnv()
+	l, err := icebergtest.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag := os.Getenv(mwTagEnv)
-	base, err1 := strconv.ParseInt(os.Getenv(mwBaseEnv), 10, 64)
-	n, err2 := strconv.ParseInt(os.Getenv(mwEpochsEnv), 10, 64)
+	tag := os.Getenv(icemwTagEnv)
+	base, err1 := strconv.ParseInt(os.Getenv(icemwBaseEnv), 10, 64)
+	n, err2 := strconv.ParseInt(os.Getenv(icemwEpochsEnv), 10, 64)
 	if tag == "" || err1 != nil || err2 != nil {
 		t.Fatalf("bad helper environment: tag %q, %v, %v", tag, err1, err2)
 	}
-	p := l.provider(t)
-	s := openSink(t, sqlsink.Config{
+	p := lakeProvider(t, l)
+	s := openSink(t, Config{
 		Name: tag, Provider: p, Table: ordersID, WriterID: writer,
 		TempDir: t.TempDir(), MemoryLimit: "128MB", Threads: 1,
 	})
-	fmt.Printf(mwTag + "ready\n")
+	fmt.Printf(icemwTag + "ready\n")
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(os.Getenv(mwGoEnv)); err == nil {
+		if _, err := os.Stat(os.Getenv(icemwGoEnv)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -74,34 +74,34 @@ func TestMultiWriterHelper(t *testing.T) {
 	}
 	retries := 0
 	for e := int64(1); e <= n; e++ {
-		res := epoch(t, s, e, batch(t, mwRows(base, e, tag)...))
+		res := epoch(t, s, e, batch(t, icemwRows(base, e, tag)...))
 		retries += res.Retries
 		if res.Skipped {
-			fmt.Printf(mwTag+"skipped %d\n", e)
+			fmt.Printf(icemwTag+"skipped %d\n", e)
 		} else {
-			fmt.Printf(mwTag+"committed %d\n", e)
+			fmt.Printf(icemwTag+"committed %d\n", e)
 		}
 	}
-	fmt.Printf(mwTag+"done retries=%d\n", retries)
+	fmt.Printf(icemwTag+"done retries=%d\n", retries)
 }
 
-// mwWriter is one writer process to run.
-type mwWriter struct {
+// icemwWriter is one writer process to run.
+type icemwWriter struct {
 	id, tag string
 	base    int64
 }
 
-// mwReport is what a writer process reported.
-type mwReport struct {
+// icemwReport is what a writer process reported.
+type icemwReport struct {
 	committed, skipped []int64
 	summary            string
 }
 
-// runWriters starts the writers, each appending epochs 1..n into l's
+// runIcebergWriters starts the writers, each appending epochs 1..n into l's
 // orders table, lets them begin their epochs together once all are ready,
 // waits for all, and returns their reports; a writer that fails fails the
 // test with its output.
-func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
+func runIcebergWriters(t *testing.T, l icebergtest.Lake, n int, writers []icemwWriter) []icemwReport {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -114,9 +114,9 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 	errs := make([]error, len(writers))
 	for i, w := range writers {
 		cmd := exec.Command(exe, "-test.run=^TestMultiWriterHelper$", "-test.count=1", "-test.timeout=5m", "-test.v")
-		cmd.Env = append(os.Environ(), l.env()...)
-		cmd.Env = append(cmd.Env, mwWriterEnv+"="+w.id, mwTagEnv+"="+w.tag,
-			mwBaseEnv+"="+strconv.FormatInt(w.base, 10), mwEpochsEnv+"="+strconv.Itoa(n), mwGoEnv+"="+goFile,
+		cmd.Env = append(os.Environ(), l.Env()...)
+		cmd.Env = append(cmd.Env, icemwWriterEnv+"="+w.id, icemwTagEnv+"="+w.tag,
+			icemwBaseEnv+"="+strconv.FormatInt(w.base, 10), icemwEpochsEnv+"="+strconv.Itoa(n), icemwGoEnv+"="+goFile,
 			"TMPDIR="+t.TempDir()) // a killed child's temp files stay under ours
 		outs[i] = &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
@@ -139,7 +139,7 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 		case <-time.After(5 * time.Millisecond):
 			ready = true
 			for _, o := range outs {
-				ready = ready && strings.Contains(o.String(), mwTag+"ready")
+				ready = ready && strings.Contains(o.String(), icemwTag+"ready")
 			}
 		}
 	}
@@ -158,12 +158,12 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 	if len(failed) > 0 {
 		t.Fatal(strings.Join(failed, "\n"))
 	}
-	reports := make([]mwReport, len(writers))
+	reports := make([]icemwReport, len(writers))
 	for i := range writers {
 		r := &reports[i]
 		for _, line := range strings.Split(outs[i].String(), "\n") {
-			f := strings.Fields(strings.TrimPrefix(line, mwTag))
-			if !strings.HasPrefix(line, mwTag) || len(f) != 2 {
+			f := strings.Fields(strings.TrimPrefix(line, icemwTag))
+			if !strings.HasPrefix(line, icemwTag) || len(f) != 2 {
 				continue
 			}
 			e, _ := strconv.ParseInt(f[1], 10, 64)
@@ -174,7 +174,7 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 				r.skipped = append(r.skipped, e)
 			}
 		}
-		r.summary = strings.TrimPrefix(lastLine(outs[i].String(), mwTag+"done"), mwTag)
+		r.summary = strings.TrimPrefix(lastLine(outs[i].String(), icemwTag+"done"), icemwTag)
 		if r.summary == "" {
 			t.Fatalf("writer %s did not finish:\n%s", writers[i].id, outs[i].String())
 		}
@@ -182,22 +182,22 @@ func runWriters(t *testing.T, l lake, n int, writers []mwWriter) []mwReport {
 	return reports
 }
 
-// mwLakes runs f on a lake with the warehouse on the local disk and on one
+// icemwLakes runs f on a lake with the warehouse on the local disk and on one
 // with the warehouse on a real S3 server; the catalog is the SQLite file
 // on the local disk either way. With LAKESQL_ICEBERG_REST_URI set, also on
 // that REST catalog (restLake).
-func mwLakes(t *testing.T, f func(t *testing.T, l lake)) {
-	t.Run("local", func(t *testing.T) { f(t, localLake(t)) })
-	t.Run("s3", func(t *testing.T) { f(t, s3Lake(t, s3test.Start(t))) })
-	t.Run("rest", func(t *testing.T) { f(t, restLake(t)) })
+func icemwLakes(t *testing.T, f func(t *testing.T, l icebergtest.Lake)) {
+	t.Run("local", func(t *testing.T) { f(t, icebergtest.Local(t)) })
+	t.Run("s3", func(t *testing.T) { f(t, icebergtest.S3(t, s3test.Start(t))) })
+	t.Run("rest", func(t *testing.T) { f(t, icebergtest.REST(t, ordersID)) })
 }
 
-// checkEpochRecords checks the table's snapshots: exactly n per writer
+// checkIcebergEpochRecords checks the table's snapshots: exactly n per writer
 // besides none other, each (writer, epoch) once, every writer's epochs in
 // order 1..n along the ancestry, and each writer's last recorded epoch n.
-func checkEpochRecords(t *testing.T, l lake, writerIDs []string, n int) {
+func checkIcebergEpochRecords(t *testing.T, l icebergtest.Lake, writerIDs []string, n int) {
 	t.Helper()
-	snaps := l.snapshots(t, ordersID)
+	snaps := l.Snapshots(t, ordersID)
 	if want := n * len(writerIDs); len(snaps) != want {
 		t.Errorf("%d snapshots after creation, want %d (one per epoch of each writer)", len(snaps), want)
 	}
@@ -218,7 +218,7 @@ func checkEpochRecords(t *testing.T, l lake, writerIDs []string, n int) {
 			next[w]++
 		}
 	}
-	tbl := l.table(t, ordersID)
+	tbl := l.Table(t, ordersID)
 	for _, w := range writerIDs {
 		rec, ok, err := icetable.LastEpoch(tbl.Metadata(), w)
 		if err != nil || !ok || rec.Epoch != int64(n) {
@@ -227,11 +227,11 @@ func checkEpochRecords(t *testing.T, l lake, writerIDs []string, n int) {
 	}
 }
 
-// checkNoOrphans: every Parquet file under the table is one its current
+// checkNoIcebergOrphans: every Parquet file under the table is one its current
 // snapshot references; nothing a writer staged was left behind.
-func checkNoOrphans(t *testing.T, l lake) {
+func checkNoIcebergOrphans(t *testing.T, l icebergtest.Lake) {
 	t.Helper()
-	stored, live := l.storedFiles(t, ordersID), l.liveFiles(t, ordersID)
+	stored, live := l.StoredFiles(t, ordersID), l.LiveFiles(t, ordersID)
 	if !slices.Equal(stored, live) {
 		t.Errorf("%d Parquet files stored, %d referenced by the table; stored %v, referenced %v", len(stored), len(live), stored, live)
 	}
@@ -243,46 +243,48 @@ func checkNoOrphans(t *testing.T, l lake) {
 // table's creation, each writer's epochs in order up to 25; every row is
 // in the table exactly once, read back by iceberg-go and by DuckDB alike;
 // no staged file is left over.
-func TestManyProcessesAppend(t *testing.T) { manyProcessesAppend(t, localLake(t)) }
+func TestManyProcessesAppend(t *testing.T) { manyProcessesAppend(t, icebergtest.Local(t)) }
 
 // TestManyProcessesAppendS3 is TestManyProcessesAppend with the warehouse
 // on a real S3 server (versitygw); the catalog stays on the local disk.
-func TestManyProcessesAppendS3(t *testing.T) { manyProcessesAppend(t, s3Lake(t, s3test.Start(t))) }
+func TestManyProcessesAppendS3(t *testing.T) {
+	manyProcessesAppend(t, icebergtest.S3(t, s3test.Start(t)))
+}
 
-func manyProcessesAppend(t *testing.T, l lake) {
+func manyProcessesAppend(t *testing.T, l icebergtest.Lake) {
 	const procs, epochs = 4, 25
 	start := time.Now()
-	p := l.provider(t)
+	p := lakeProvider(t, l)
 	createOrders(t, p)
-	var writers []mwWriter
+	var writers []icemwWriter
 	var ids []string
 	var want []string
 	for i := range procs {
-		w := mwWriter{id: fmt.Sprintf("writer-%d", i), tag: fmt.Sprintf("w%d", i), base: int64(i+1) * 100000}
+		w := icemwWriter{id: fmt.Sprintf("writer-%d", i), tag: fmt.Sprintf("w%d", i), base: int64(i+1) * 100000}
 		writers, ids = append(writers, w), append(ids, w.id)
 		for e := int64(1); e <= epochs; e++ {
-			for _, r := range mwRows(w.base, e, w.tag) {
+			for _, r := range icemwRows(w.base, e, w.tag) {
 				want = append(want, r.String())
 			}
 		}
 	}
 	sort.Strings(want)
-	reports := runWriters(t, l, epochs, writers)
+	reports := runIcebergWriters(t, l, epochs, writers)
 	for i, r := range reports {
 		if len(r.committed) != epochs || len(r.skipped) != 0 {
 			t.Errorf("writer %s committed %v, skipped %v; want all %d epochs committed", writers[i].id, r.committed, r.skipped, epochs)
 		}
 		t.Logf("writer %s: %s", writers[i].id, r.summary)
 	}
-	checkEpochRecords(t, l, ids, epochs)
-	if got := l.rows(t, ordersID); !slices.Equal(got, want) {
+	checkIcebergEpochRecords(t, l, ids, epochs)
+	if got := l.Rows(t, ordersID); !slices.Equal(got, want) {
 		t.Errorf("iceberg-go reads %d rows, want %d, each once", len(got), len(want))
 	}
 	if got := duckRows(t, p); !slices.Equal(got, want) {
 		t.Errorf("ScanSQL reads %d rows, want %d, each once", len(got), len(want))
 	}
-	checkNoOrphans(t, l)
-	t.Logf("%s: %d processes x %d epochs in %v", l.name, procs, epochs, time.Since(start).Round(time.Millisecond))
+	checkNoIcebergOrphans(t, l)
+	t.Logf("%s: %d processes x %d epochs in %v", l.Name, procs, epochs, time.Since(start).Round(time.Millisecond))
 }
 
 // TestSameWriterTwoProcesses: two OS processes with the SAME writer id
@@ -293,12 +295,12 @@ func manyProcessesAppend(t *testing.T, l lake) {
 // that committed it wrote them; the loser's staged files are deleted.
 func TestSameWriterTwoProcesses(t *testing.T) {
 	const epochs = 15
-	mwLakes(t, func(t *testing.T, l lake) {
+	icemwLakes(t, func(t *testing.T, l icebergtest.Lake) {
 		start := time.Now()
-		p := l.provider(t)
+		p := lakeProvider(t, l)
 		createOrders(t, p)
-		writers := []mwWriter{{id: "same", tag: "a"}, {id: "same", tag: "b"}}
-		reports := runWriters(t, l, epochs, writers)
+		writers := []icemwWriter{{id: "same", tag: "a"}, {id: "same", tag: "b"}}
+		reports := runIcebergWriters(t, l, epochs, writers)
 		winner := map[int64]string{}
 		for i, r := range reports {
 			for _, e := range r.committed {
@@ -321,19 +323,98 @@ func TestSameWriterTwoProcesses(t *testing.T) {
 				t.Errorf("epoch %d: reported by %d processes, committed by %q; want one to commit and the other to skip", e, n, winner[e])
 				continue
 			}
-			for _, r := range mwRows(0, e, winner[e]) {
+			for _, r := range icemwRows(0, e, winner[e]) {
 				want = append(want, r.String())
 			}
 		}
 		sort.Strings(want)
-		checkEpochRecords(t, l, []string{"same"}, epochs)
-		if got := l.rows(t, ordersID); !slices.Equal(got, want) {
+		checkIcebergEpochRecords(t, l, []string{"same"}, epochs)
+		if got := l.Rows(t, ordersID); !slices.Equal(got, want) {
 			t.Errorf("iceberg-go reads %q, want each epoch's rows once, as its committer wrote them: %q", got, want)
 		}
 		if got := duckRows(t, p); !slices.Equal(got, want) {
 			t.Errorf("ScanSQL reads %q, want %q", got, want)
 		}
-		checkNoOrphans(t, l)
-		t.Logf("%s: %v", l.name, time.Since(start).Round(time.Millisecond))
+		checkNoIcebergOrphans(t, l)
+		t.Logf("%s: %v", l.Name, time.Since(start).Round(time.Millisecond))
 	})
+}
+
+// Environment of the writer process TestProcessHelper runs.
+const (
+	helperEnv = "LAKESQL_ICEBERG_HELPER" // the writer id; set: run as helper
+	dirEnv    = "LAKESQL_ICEBERG_DIR"
+	epochsEnv = "LAKESQL_ICEBERG_EPOCHS"
+)
+
+// TestProcessHelper is the writer process of TestTwoProcessesAppend: a
+// sink appending epochs 1..N, each a single row, through the SQLite
+// catalog shared with the other process.
+func TestProcessHelper(t *testing.T) {
+	writer := os.Getenv(helperEnv)
+	if writer == "" {
+		t.Skip("runs as a child of TestTwoProcessesAppend")
+	}
+	dir := os.Getenv(dirEnv)
+	n, _ := strconv.Atoi(os.Getenv(epochsEnv))
+	p := openProvider(t, dir)
+	cfg := sinkConfig(t, p, writer)
+	cfg.Schema = nil
+	s := openSink(t, cfg)
+	id := int64(1000)
+	if writer == "b" {
+		id = 2000
+	}
+	for e := int64(1); e <= int64(n); e++ {
+		if res := epoch(t, s, e, batch(t, row{ID: id + e, Region: writer})); res.Skipped {
+			t.Fatalf("epoch %d skipped", e)
+		}
+	}
+	fmt.Printf("@iceberg %s retries=%d\n", writer, s.Metrics().Retries)
+}
+
+// TestTwoProcessesAppend: two OS processes append to one table through
+// the SQLite catalog at the same time; both succeed through the retry
+// loop, and every epoch of each is one snapshot.
+func TestTwoProcessesAppend(t *testing.T) {
+	const epochs = 15
+	dir := t.TempDir()
+	createOrders(t, openProvider(t, dir))
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	outs := make([]*syncBuffer, 2)
+	for i, w := range []string{"a", "b"} {
+		cmd := exec.Command(exe, "-test.run=^TestProcessHelper$", "-test.count=1", "-test.timeout=5m", "-test.v")
+		cmd.Env = append(os.Environ(), helperEnv+"="+w, dirEnv+"="+dir, epochsEnv+"="+strconv.Itoa(epochs))
+		outs[i] = &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("writer %d: %v\n%s", i, err, outs[i].String())
+		}
+		t.Logf("writer %d: %s", i, lastLine(outs[i].String(), "@iceberg"))
+	}
+	if got := len(icebergRows(t, dir)); got != 2*epochs {
+		t.Fatalf("%d rows, want %d", got, 2*epochs)
+	}
+	snaps := snapshots(t, dir, ordersID)
+	if len(snaps) != 2*epochs {
+		t.Fatalf("%d snapshots, want %d", len(snaps), 2*epochs)
+	}
+	seen := map[string]bool{}
+	for _, s := range snaps {
+		k := s.Summary.Properties[icetable.SummaryWriterID] + "/" + s.Summary.Properties[icetable.SummaryEpoch]
+		if seen[k] {
+			t.Fatalf("epoch %s committed twice", k)
+		}
+		seen[k] = true
+	}
 }

@@ -1,4 +1,4 @@
-package apacheiceberg
+package sqlsink
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
@@ -16,20 +18,20 @@ import (
 // both readers agree, DuckDB's through downloaded copies of both kinds.
 func TestS3SinkUpsertRowDelta(t *testing.T) {
 	srv := s3test.Start(t)
-	l := s3Lake(t, srv)
+	l := icebergtest.S3(t, srv)
 	_, want := sinkUpsertRowDelta(t, l)
 	// A reader with an empty cache downloads data and delete files alike.
-	cat2, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: l.dir, CacheDir: t.TempDir(), Properties: l.props})
+	cat2, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: l.Dir, CacheDir: t.TempDir(), Properties: l.Props})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cat2.Close()
-	if got := duckRows(t, New(cat2, Options{})); !slices.Equal(got, want) {
+	if got := duckRows(t, apacheiceberg.New(cat2, apacheiceberg.Options{})); !slices.Equal(got, want) {
 		t.Fatalf("ScanSQL with an empty cache reads %q, want %q", got, want)
 	}
 	// What the scan needs: every data file and the deletes that apply to
 	// them (the first epoch's deletes apply to nothing older).
-	tasks, err := l.table(t, ordersID).Scan().PlanFiles(context.Background())
+	tasks, err := l.Table(t, ordersID).Scan().PlanFiles(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +54,11 @@ func TestS3SinkUpsertRowDelta(t *testing.T) {
 			t.Errorf("file %s was not downloaded: %v", f, err)
 		}
 	}
-	live := l.liveFiles(t, ordersID)
-	if got := l.storedFiles(t, ordersID); !slices.Equal(got, live) {
+	live := l.LiveFiles(t, ordersID)
+	if got := l.StoredFiles(t, ordersID); !slices.Equal(got, live) {
 		t.Fatalf("objects %v, live files %v", got, live)
 	}
-	if n := len(l.snapshots(t, ordersID)); n != 3 {
+	if n := len(l.Snapshots(t, ordersID)); n != 3 {
 		t.Fatalf("%d snapshots, want 3", n)
 	}
 }

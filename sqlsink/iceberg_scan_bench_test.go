@@ -1,10 +1,10 @@
-package apacheiceberg
+package sqlsink
 
 // Reading a snapshot back: DuckDB over the planned files (ScanSQL, what
 // SELECT uses) against iceberg-go's own Arrow scan, on a table with
 // equality deletes from upsert epochs.
 //
-//	LAKESQL_BENCH=1 go test -tags duckdb_arrow -run TestScanRatio -v ./catalogadapter/apacheiceberg/
+//	LAKESQL_BENCH=1 go test -tags duckdb_arrow -run TestScanRatio -v ./sqlsink/
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/lakesql/lakesql/sqlsink"
+	"github.com/lakesql/lakesql/internal/icebergtest"
 )
 
 // TestScanRatio measures; it asserts only that both readers agree.
@@ -30,10 +30,10 @@ func TestScanRatio(t *testing.T) {
 	dir := t.TempDir()
 	p := openProvider(t, dir)
 	cfg := sinkConfig(t, p, "orders")
-	cfg.Mode, cfg.Key, cfg.MemoryLimit = sqlsink.ModeUpsert, []string{"id"}, "1GB"
+	cfg.Mode, cfg.Key, cfg.MemoryLimit = ModeUpsert, []string{"id"}, "1GB"
 	s := openSink(t, cfg)
 	mk := func(from, n int, amount float64) arrow.RecordBatch {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, ordersSchema)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, orderSchema)
 		defer b.Release()
 		for i := from; i < from+n; i++ {
 			b.Field(0).(*array.Int64Builder).Append(int64(i))
@@ -66,9 +66,10 @@ func TestScanRatio(t *testing.T) {
 		}
 		return time.Since(start), n, sum
 	}
+	cat := icebergtest.Lake{Dir: dir}.Catalog(t)
 	ice := func() (time.Duration, int64, float64) {
 		start := time.Now()
-		tbl, _, err := p.load(ctx, ordersID)
+		tbl, err := cat.LoadTable(ctx, icebergtest.Ident(ordersID))
 		if err != nil {
 			t.Fatal(err)
 		}
