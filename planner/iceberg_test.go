@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	icego "github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/sinkddl"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
@@ -64,14 +64,7 @@ func icebergRowsOf(t *testing.T, dir, name string) []string {
 // icebergSnapshots lists the main branch's snapshots, oldest first.
 func icebergSnapshots(t *testing.T, dir, name string) []icego.Snapshot {
 	t.Helper()
-	tbl := icebergTableOf(t, dir, name)
-	head := tbl.Metadata().SnapshotByName(icego.MainBranch)
-	if head == nil {
-		return nil
-	}
-	anc := icego.AncestorsOf(head.SnapshotID, tbl.Metadata().SnapshotByID)
-	slices.Reverse(anc)
-	return anc
+	return icebergtest.Snapshots(icebergTableOf(t, dir, name))
 }
 
 // warehouseFiles counts the Parquet files under the default warehouse,

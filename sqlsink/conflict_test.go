@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -158,7 +159,7 @@ func checkNoOrphans(t *testing.T, e *env, tombstonesAllowed bool) {
 // process would have.
 func secondProvider(t *testing.T) *deltalake.Provider {
 	t.Helper()
-	db := newDuckDB(t)
+	db := providertest.OpenDuckDB(t)
 	return deltalake.New(db, deltalake.Options{})
 }
 

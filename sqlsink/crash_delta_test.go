@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
@@ -23,7 +24,7 @@ var deltaCrashChecks = crashChecks{history: verifyDeltaCrashTable}
 func verifyDeltaCrashTable(t *testing.T, root string, ph crashPhase) {
 	t.Helper()
 	ctx := context.Background()
-	db := newDuckDB(t)
+	db := providertest.OpenDuckDB(t)
 	dir := filepath.Join(root, crashTableName(ph.mode))
 	writer, n := crashWriterID(ph.mode), ph.n
 	store, err := delta.NewLocalStorage(dir)

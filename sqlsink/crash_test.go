@@ -20,6 +20,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 )
 
 // TestCrashRecovery re-executes the test binary as a writer process
@@ -203,7 +205,7 @@ func TestCrashHelper(t *testing.T) {
 			time.Sleep(time.Duration(rng.Int64N(pace+1)) * time.Microsecond)
 		}
 	}
-	p, table := l.open(t, newDuckDB(t), dir, crashTableName(mode))
+	p, table := l.open(t, providertest.OpenDuckDB(t), dir, crashTableName(mode))
 	cfg := Config{
 		Name: "crash-" + mode, Provider: p, Table: table, Schema: orderSchema,
 		WriterID: crashWriterID(mode), FlushRows: flush, TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
@@ -619,7 +621,7 @@ func runCrashPhase(t *testing.T, rng *rand.Rand, exe string, baseEnv []string, l
 // sink and SELECT read: the whole upstream's serial result, every row once.
 func checkCrashRows(t *testing.T, l lake, root string, ph crashPhase) {
 	t.Helper()
-	db := newDuckDB(t)
+	db := providertest.OpenDuckDB(t)
 	p, id := l.open(t, db, root, crashTableName(ph.mode))
 	model := crashModel{}
 	for ep := int64(1); ep <= ph.n; ep++ {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/internal/icebergtest"
 	icetable "github.com/lakesql/lakesql/tableformat/iceberg"
 )
@@ -79,7 +80,7 @@ func snapshots(t testing.TB, dir string, id catalogadapter.TableIdent) []table.S
 // duckRows reads the orders table through the provider's ScanSQL.
 func duckRows(t testing.TB, p *apacheiceberg.Provider) []string {
 	t.Helper()
-	return rowStrings(scanRows(t, p, ordersID, newDuckDB(t), -1)...)
+	return rowStrings(scanRows(t, p, ordersID, providertest.OpenDuckDB(t), -1)...)
 }
 
 func rowStrings(rows ...row) []string {

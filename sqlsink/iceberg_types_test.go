@@ -2,7 +2,6 @@ package sqlsink
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 )
 
 // TestSinkColumnTypes writes every column type lakesql maps to Iceberg
@@ -88,12 +88,7 @@ func TestSinkColumnTypes(t *testing.T) {
 		t.Fatalf("iceberg-go reads\n%q\nwant\n%q", fromIceberg, want)
 	}
 
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.Exec("SET TimeZone = 'UTC'")
+	db := providertest.OpenDuckDB(t)
 	q, err := p.ScanSQL(ctx, cfg.Table, db, -1, nil)
 	if err != nil {
 		t.Fatal(err)

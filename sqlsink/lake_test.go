@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 )
 
 // lake is one backend the engine tests run over: a table format with its
@@ -98,7 +99,7 @@ func newEnv(t *testing.T) *env { return newLakeEnv(t, deltaLake) }
 func newLakeEnv(t *testing.T, l lake) *env {
 	t.Helper()
 	root := t.TempDir()
-	e := &env{t: t, lake: l, root: root, dir: root, db: newDuckDB(t)}
+	e := &env{t: t, lake: l, root: root, dir: root, db: providertest.OpenDuckDB(t)}
 	e.provider, e.table = l.open(t, e.db, root, "orders")
 	if l.name == deltaLake.name {
 		e.dir = e.table.Name // a Delta table is its directory
@@ -110,20 +111,6 @@ func newLakeEnv(t *testing.T, l lake) *env {
 func (e *env) version(k int64) int64 {
 	e.t.Helper()
 	return e.lake.commitVersion(e.t, e.root, e.table, k)
-}
-
-// newDuckDB opens an in-memory DuckDB in UTC, to read tables back with.
-func newDuckDB(t testing.TB) *sql.DB {
-	t.Helper()
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Exec("SET TimeZone = 'UTC'"); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
 
 // delta is the env's provider for the Delta-only tests.

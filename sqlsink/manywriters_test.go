@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/internal/storageloc"
 	"github.com/lakesql/lakesql/tableformat/delta"
@@ -96,7 +97,7 @@ type mwTable struct {
 func createMWTable(t *testing.T, tg mwTarget) *mwTable {
 	t.Helper()
 	ctx := context.Background()
-	db := newDuckDB(t)
+	db := providertest.OpenDuckDB(t)
 	p := deltalake.New(db, deltalake.Options{ObjectStorage: tg.so})
 	t.Cleanup(func() { p.Close() })
 	m := &mwTable{t: t, tg: tg, id: catalogadapter.TableIdent{Name: tg.loc}, db: db, p: p}

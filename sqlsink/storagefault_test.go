@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/deltalake"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/s3test"
 	"github.com/lakesql/lakesql/tableformat/delta"
@@ -265,7 +266,7 @@ func newSFEnv(t *testing.T, backend string, tune func(*sfEnv, *objectstore.Optio
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
-	db := newDuckDB(t)
+	db := providertest.OpenDuckDB(t)
 	e.provider = deltalake.New(db, deltalake.Options{
 		ObjectStorage: so,
 		WrapStorage: func(s delta.Storage) delta.Storage {

@@ -66,7 +66,7 @@ func Run(t *testing.T, newTable NewTable, opts Options) {
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			p, id := newTable(t, catalogadapter.TableDef{Schema: Schema()})
-			c.run(t, &suite{p: p, id: id, opts: opts, db: openDB(t)})
+			c.run(t, &suite{p: p, id: id, opts: opts, db: OpenDuckDB(t)})
 		})
 	}
 }
@@ -88,7 +88,9 @@ type suite struct {
 	db   *sql.DB
 }
 
-func openDB(t *testing.T) *sql.DB {
+// OpenDuckDB opens an in-memory DuckDB in UTC, closed when t ends: what
+// the suite reads tables back with, and backends' tests may too.
+func OpenDuckDB(t testing.TB) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
