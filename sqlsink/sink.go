@@ -46,6 +46,7 @@ type Sink struct {
 	journal  journal
 	schema   *arrow.Schema
 	counters counters
+	maint    maintenance
 
 	// The open epoch's staged work.
 	staged  []catalogadapter.Receipt
