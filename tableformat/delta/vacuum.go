@@ -107,7 +107,7 @@ func (t *Table) PlanVacuum(ctx context.Context, opts VacuumPlanOptions) (VacuumP
 		if hiddenKey(o.Key, parts) {
 			continue
 		}
-		dirs[path.Dir("/" + o.Key)] = true
+		dirs[path.Dir("/"+o.Key)] = true
 		canon := root + "/" + path.Clean(o.Key)
 		if keep[canon] {
 			continue
