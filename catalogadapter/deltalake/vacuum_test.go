@@ -14,6 +14,7 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/stagename"
+	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 const day = 24 * time.Hour
@@ -306,5 +307,56 @@ func TestLogCleanupKeepsEpochsAndRetainedVersions(t *testing.T) {
 	}
 	if n := h[len(h)-1].Version; n != ve.Oldest {
 		t.Errorf("history ends at version %d, want %d", n, ve.Oldest)
+	}
+}
+
+// TestVacuumObjectStorage: on S3 (versitygw) VACUUM finds files in the
+// listing, ages an unstamped one by its LastModified, and leaves the table
+// reading right.
+func TestVacuumObjectStorage(t *testing.T) {
+	ctx := context.Background()
+	clock := clocktest.New(time.Now().UTC())
+	p := s3Provider(t, clock)
+	id := s3Table(t)
+	if err := p.CreateTable(ctx, id, catalogadapter.TableDef{Schema: ordersSchema()}); err != nil {
+		t.Fatal(err)
+	}
+	_, files1 := commitRows(t, p, id, idRows(1, 3), nil, "w", 1)
+	commitRows(t, p, id, idRows(4, 3), files1, "w", 2)
+	orphan := writeRows(t, p, id, idRows(9, 1))
+	tbl, _, err := p.table(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Storage().Put(ctx, "junk.parquet", []byte("not ours")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Storage().Put(ctx, "_SUCCESS", nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(8 * day)
+	out, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []catalogadapter.VacuumedFile
+	for _, f := range out.Files {
+		got = append(got, catalogadapter.VacuumedFile{Path: f.Path, Reason: f.Reason})
+	}
+	want := []catalogadapter.VacuumedFile{{Path: "junk.parquet", Reason: "orphan"}, {Path: files1[0], Reason: "removed"}, {Path: receiptPaths(t, orphan)[0], Reason: "orphan"}}
+	sort.Slice(want, func(i, j int) bool { return want[i].Path < want[j].Path })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"junk.parquet", files1[0]} {
+		if _, err := tbl.Storage().Stat(ctx, k); !errors.Is(err, delta.ErrNotFound) {
+			t.Errorf("%s is still there: %v", k, err)
+		}
+	}
+	if _, err := tbl.Storage().Stat(ctx, "_SUCCESS"); err != nil {
+		t.Errorf("the hidden _SUCCESS was deleted: %v", err)
+	}
+	if diff := cmp.Diff(idRows(4, 3), scanRows(t, p, p.db, id, -1, nil)); diff != "" {
+		t.Errorf("table after vacuum (-want +got):\n%s", diff)
 	}
 }
