@@ -102,7 +102,7 @@ func (t *Table) PlanVacuum(ctx context.Context, opts VacuumPlanOptions) (VacuumP
 		orphanCutoff = opts.Cutoff
 	}
 	plan := VacuumPlan{Snapshot: snap}
-	dirs := map[string]bool{"": true}
+	dirs := map[string]bool{"/": true}
 	for _, o := range objs {
 		if hiddenKey(o.Key, parts) {
 			continue
