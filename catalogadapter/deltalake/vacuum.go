@@ -113,7 +113,8 @@ func (p *Provider) Vacuum(ctx context.Context, id catalogadapter.TableIdent, opt
 // tombstones carry their commit time, after the cutoff), or the oldest
 // the log holds when every version is younger.
 func oldestAfterVacuum(ctx context.Context, t *delta.Table, latest int64, cutoff time.Time) (int64, error) {
-	logOldest, _, err := t.ReadableVersions(ctx)
+	lr, err := t.LogRange(ctx)
+	logOldest := lr.Oldest
 	if err != nil {
 		return 0, err
 	}
@@ -187,10 +188,11 @@ func (c *vacuumCache) set(path string, m vacuumMark) {
 
 // oldestReadable is the oldest version of the table both its log can
 // rebuild and its files still serve: the later of the log's oldest
-// (delta.ReadableVersions) and the last vacuum's (oldestVacuumed). why
+// (delta.Table.LogRange) and the last vacuum's (oldestVacuumed). why
 // names what bounds it.
 func (p *Provider) oldestReadable(ctx context.Context, t *delta.Table, tpath string, latest int64) (oldest int64, why string, err error) {
-	logOldest, _, err := t.ReadableVersions(ctx)
+	lr, err := t.LogRange(ctx)
+	logOldest := lr.Oldest
 	if err != nil {
 		return 0, "", err
 	}

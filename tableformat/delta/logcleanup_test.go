@@ -136,8 +136,8 @@ func TestCleanupLog(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Version != 2 || ee.Oldest != 6 {
 		t.Errorf("At(2) after cleanup: %v; want a VersionExpiredError naming 6", err)
 	}
-	if o, l, err := table.ReadableVersions(ctx); err != nil || o != 6 || l != 11 {
-		t.Errorf("ReadableVersions = %d, %d, %v; want 6, 11", o, l, err)
+	if lr, err := table.LogRange(ctx); err != nil || lr.Oldest != 6 || lr.Latest != 11 || lr.Checkpoint != 9 {
+		t.Errorf("LogRange = %+v, %v; want oldest 6, latest 11, checkpoint 9", lr, err)
 	}
 	// Nothing more is due: a second run deletes nothing.
 	if res, err := table.CleanupLog(ctx, nil); err != nil || len(res.Deleted) != 0 {

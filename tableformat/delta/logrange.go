@@ -5,24 +5,39 @@ import (
 	"sort"
 )
 
-// ReadableVersions lists the log and returns the oldest and the latest
-// version it can rebuild: the oldest is 0 while the log still starts at
-// version 0, and after log cleanup the oldest complete checkpoint from
-// which the commits run without a gap to the latest.
-func (t *Table) ReadableVersions(ctx context.Context) (oldest, latest int64, err error) {
-	files, err := t.listLog(ctx, "")
-	if err != nil {
-		return 0, 0, err
-	}
-	oldest, latest = readableRange(files)
-	if oldest < 0 {
-		return 0, 0, corrupt("no version from a complete checkpoint or version 0 runs without a gap to version %d", latest)
-	}
-	return oldest, latest, nil
+// LogRange is what the log folder holds, as one listing tells it.
+type LogRange struct {
+	// Latest is the newest version.
+	Latest int64
+	// Checkpoint is the newest complete checkpoint at or below Latest, -1
+	// when there is none.
+	Checkpoint int64
+	// Oldest is the oldest version a reader can still reconstruct: 0 while
+	// every commit from 0 on is there, else the oldest complete checkpoint
+	// with every commit after it (log cleanup removed the ones before).
+	Oldest int64
 }
 
-// readableRange is ReadableVersions over a listing; oldest is -1 when no
-// version can be rebuilt.
+// LogRange lists the log and reports its range of versions. It lists the
+// whole folder, so its cost grows with the log (which log cleanup bounds).
+func (t *Table) LogRange(ctx context.Context) (LogRange, error) {
+	files, err := t.listLog(ctx, "")
+	if err != nil {
+		return LogRange{}, err
+	}
+	seg, err := planSegment(files, -1)
+	if err != nil {
+		return LogRange{}, err
+	}
+	oldest, latest := readableRange(files)
+	if oldest < 0 {
+		oldest = seg.checkpointVersion // the latest reads, so this cannot be
+	}
+	return LogRange{Latest: latest, Checkpoint: seg.checkpointVersion, Oldest: oldest}, nil
+}
+
+// readableRange is LogRange.Oldest and Latest over a listing; oldest is
+// -1 when no version can be rebuilt.
 func readableRange(files []logFile) (oldest, latest int64) {
 	commits := map[int64]bool{}
 	latest = -1
