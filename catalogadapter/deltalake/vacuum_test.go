@@ -104,6 +104,9 @@ func TestVacuumKeepsRetainedVersions(t *testing.T) {
 			t.Errorf("version %d after vacuum (-want +got):\n%s", v, diff)
 		}
 	}
+	if st, err := p.Stats(ctx, id, 0); err != nil || st.OldestVersion != v2 {
+		t.Errorf("Stats oldest version = %d, %v; want %d", st.OldestVersion, err, v2)
+	}
 	fresh := New(db, testOptions(clock)) // knows nothing of the vacuum but the log
 	defer fresh.Close()
 	for _, prov := range []*Provider{p, fresh} {
