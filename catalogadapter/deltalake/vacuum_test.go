@@ -2,6 +2,7 @@ package deltalake
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,6 +19,16 @@ import (
 )
 
 const day = 24 * time.Hour
+
+// vacuumTable makes a provider on a pinned clock and an orders table.
+func vacuumTable(t *testing.T, def catalogadapter.TableDef) (*clocktest.Clock, *sql.DB, *Provider, catalogadapter.TableIdent) {
+	t.Helper()
+	clock := clocktest.New(t0)
+	db := openDB(t)
+	p := New(db, testOptions(clock))
+	t.Cleanup(func() { p.Close() })
+	return clock, db, p, newTable(t, p, def)
+}
 
 // commitRows stages rows and commits them, removing the files of remove.
 func commitRows(t *testing.T, p *Provider, id catalogadapter.TableIdent, rows []row, remove []string, writer string, epoch int64) (int64, []string) {
@@ -67,11 +78,7 @@ func isUnder(p, dir string) bool {
 // for a provider that did not run the vacuum.
 func TestVacuumKeepsRetainedVersions(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{})
 
 	v1, files1 := commitRows(t, p, id, idRows(1, 3), nil, "w", 1)
 	clock.Advance(day)
@@ -155,11 +162,7 @@ func TestVacuumKeepsRetainedVersions(t *testing.T) {
 // refused retention delete nothing.
 func TestVacuumStagesAndOrphans(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{})
 	commitRows(t, p, id, idRows(1, 2), nil, "", 0)
 
 	fresh := writeRows(t, p, id, idRows(10, 2))
@@ -250,11 +253,7 @@ func receiptPaths(t *testing.T, r catalogadapter.Receipt) []string {
 // were written, and an older one fails naming the oldest readable.
 func TestLogCleanupKeepsEpochsAndRetainedVersions(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{CheckpointInterval: 3})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{CheckpointInterval: 3})
 
 	commitRows(t, p, id, idRows(1, 1), nil, "early", 7) // v1
 	var files []string
