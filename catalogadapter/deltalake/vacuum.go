@@ -22,6 +22,12 @@ const (
 	oldestVersionParam = "oldestReadableVersion"
 )
 
+// stageGrace is how much longer than catalogadapter.StageLifetime VACUUM
+// leaves an unreferenced stage alone: a commit that checked a stage's age
+// just inside the lifetime still lands a moment later, and another
+// process's clock may run behind this one's.
+const stageGrace = time.Hour
+
 // Vacuum implements catalogadapter.Vacuumer. It keeps every file the
 // latest version holds and every file a tombstone removed after the
 // cutoff (now less the retention) names, and deletes the other files
@@ -60,7 +66,7 @@ func (p *Provider) Vacuum(ctx context.Context, id catalogadapter.TableIdent, opt
 			catalogadapter.ErrRetention, retain, tableRetain))
 	}
 	cutoff := now.Add(-retain)
-	plan, err := t.PlanVacuum(ctx, delta.VacuumPlanOptions{Cutoff: cutoff, StageCutoff: now.Add(-catalogadapter.StageLifetime)})
+	plan, err := t.PlanVacuum(ctx, delta.VacuumPlanOptions{Cutoff: cutoff, StageCutoff: now.Add(-catalogadapter.StageLifetime - stageGrace)})
 	if err != nil {
 		return fail(readError(tpath, err))
 	}

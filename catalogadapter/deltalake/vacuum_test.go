@@ -182,6 +182,7 @@ func TestVacuumStagesAndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(catalogadapter.StageLifetime + time.Minute)
+	// Refused at commit from now on; VACUUM waits out stageGrace as well.
 	before, _, _ := p.Files(ctx, id)
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{stale}, catalogadapter.CommitOptions{Epoch: -1}); !errors.Is(err, catalogadapter.ErrStageExpired) {
 		t.Fatalf("commit of an expired stage: %v; want ErrStageExpired", err)
@@ -189,6 +190,10 @@ func TestVacuumStagesAndOrphans(t *testing.T) {
 	if after, _, _ := p.Files(ctx, id); after != before {
 		t.Fatalf("the refused commit made version %d", after)
 	}
+	if dry, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: 0, AllowShortRetention: true, DryRun: true}); err != nil || len(dry.Files) != 0 {
+		t.Errorf("within the grace after the stage lifetime, VACUUM would delete %v (%v)", dry.Files, err)
+	}
+	clock.Advance(stageGrace)
 	onDisk := dataFiles(t, id.Name)
 
 	if _, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: time.Hour}); !errors.Is(err, catalogadapter.ErrRetention) {
