@@ -267,9 +267,9 @@ func TestVacuumOrphans(t *testing.T) {
 		return p
 	}
 	crashed := put("data/lakesql-0d9e8f1a-1b2c-4d5e-8f90-a1b2c3d4e5f6/part-0.parquet", old) // unstamped, old
-	stampedOld := put("data/lakesql-"+stagename.New(old)+"/part-0.parquet", now)              // old by its name
-	stampedNew := put("data/lakesql-"+stagename.New(now)+"/part-0.parquet", old)              // new by its name
-	staged := stage(t, p, r3)                                                                   // a stage in flight
+	stampedOld := put("data/lakesql-"+stagename.New(old)+"/part-0.parquet", now)            // old by its name
+	stampedNew := put("data/lakesql-"+stagename.New(now)+"/part-0.parquet", old)            // new by its name
+	staged := stage(t, p, r3)                                                               // a stage in flight
 
 	out, err := p.Vacuum(ctx, ordersID, catalogadapter.VacuumOptions{Retain: 0, AllowShortRetention: true, Now: func() time.Time { return now }})
 	if err != nil {

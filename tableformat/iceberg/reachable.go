@@ -191,4 +191,3 @@ func ListTableFiles(ctx context.Context, tbl *table.Table) ([]StoredFile, error)
 	}
 	return out, nil
 }
-
