@@ -186,6 +186,7 @@ func testVacuumExpiresSnapshots(t *testing.T, l icebergtest.Lake) {
 	}
 
 	opts.DryRun = false
+	inFlight := stage(t, p, row{ID: 5, Amount: 5, Region: "eu"})
 	out, err := p.Vacuum(ctx, ordersID, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -200,9 +201,6 @@ func testVacuumExpiresSnapshots(t *testing.T, l icebergtest.Lake) {
 		if fileExists(t, l, f.Path) {
 			t.Errorf("%s (%s) is still there", f.Path, f.Reason)
 		}
-	}
-	if got, live := l.StoredFiles(t, ordersID), l.LiveFiles(t, ordersID); !slices.Equal(got, live) {
-		t.Errorf("stored data files %v, want the live ones %v", got, live)
 	}
 	for v, rows := range want {
 		if got := versionRows(t, p, db, v); !slices.Equal(got, rows) {
@@ -228,6 +226,80 @@ func testVacuumExpiresSnapshots(t *testing.T, l icebergtest.Lake) {
 	}
 	if _, err := p.ScanSQL(ctx, ordersID, db, 12345, nil); !errors.Is(err, catalogadapter.ErrInvalid) || errors.Is(err, catalogadapter.ErrVersionUnavailable) {
 		t.Errorf("scan of a snapshot that never was: %v; want ErrInvalid", err)
+	}
+
+	// The stage in flight during the vacuum commits and reads right; a
+	// stage abandoned goes once the clock is past its lifetime, and then
+	// the table's folders hold only what its snapshots name.
+	s5, err := p.Commit(ctx, ordersID, []catalogadapter.Receipt{inFlight}, catalogadapter.CommitOptions{WriterID: "b", Epoch: 2})
+	if err != nil {
+		t.Fatalf("commit of the stage in flight during the vacuum: %v", err)
+	}
+	r5 := row{ID: 5, Amount: 5, Region: "eu"}
+	if got, want := versionRows(t, p, db, s5.Version), rowStrings(r1b, r2, r3, r4, r5); !slices.Equal(got, want) {
+		t.Errorf("after committing the stage: %q, want %q", got, want)
+	}
+	stage(t, p, row{ID: 6, Region: "abandoned"})
+	later := time.Now().Add(catalogadapter.StageLifetime + time.Hour)
+	if _, err := p.Vacuum(ctx, ordersID, catalogadapter.VacuumOptions{Retain: -1, Now: func() time.Time { return later }}); err != nil {
+		t.Fatal(err)
+	}
+	if got, live := l.StoredFiles(t, ordersID), l.LiveFiles(t, ordersID); !slices.Equal(got, live) {
+		t.Errorf("stored data files %v, want the live ones %v", got, live)
+	}
+	if got, want := versionRows(t, p, db, -1), rowStrings(r1b, r2, r3, r4, r5); !slices.Equal(got, want) {
+		t.Errorf("after the second vacuum: %q, want %q", got, want)
+	}
+}
+
+// TestVacuumRewritesManifests: a table of many one-commit manifests gets
+// them merged by a vacuum, in a snapshot that changes no row and no
+// writer's last epoch; the next vacuum finds nothing to merge.
+func TestVacuumRewritesManifests(t *testing.T) {
+	ctx := context.Background()
+	l := icebergtest.Local(t)
+	p := lakeProvider(t, l)
+	createOrders(t, p)
+	var rows []row
+	for e := int64(1); e <= ManifestRewriteMinSmall+2; e++ {
+		r := row{ID: e, Amount: float64(e), Region: "eu"}
+		rows = append(rows, r)
+		commitEpoch(t, p, "a", e, nil, r)
+	}
+	manifests := func() int {
+		tbl := l.Table(t, ordersID)
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := tbl.CurrentSnapshot().Manifests(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ms)
+	}
+	if n := manifests(); n < ManifestRewriteMinSmall {
+		t.Fatalf("%d manifests after %d commits; the test needs at least %d", n, len(rows), ManifestRewriteMinSmall)
+	}
+	out, err := p.Vacuum(ctx, ordersID, catalogadapter.VacuumOptions{Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ManifestsRewritten < ManifestRewriteMinSmall || out.Version == -1 {
+		t.Fatalf("vacuum: %+v; want the manifests rewritten in a new snapshot", out)
+	}
+	if n := manifests(); n != 1 {
+		t.Errorf("%d manifests after the rewrite, want 1", n)
+	}
+	if got, want := icebergtest.Rows(t, l.Table(t, ordersID)), rowStrings(rows...); !slices.Equal(got, want) {
+		t.Errorf("rows after the rewrite: %q, want %q", got, want)
+	}
+	if e, _, _ := p.LastEpoch(ctx, ordersID, "a"); e != int64(len(rows)) {
+		t.Errorf("last epoch %d after the rewrite, want %d", e, len(rows))
+	}
+	again, err := p.Vacuum(ctx, ordersID, catalogadapter.VacuumOptions{Retain: -1})
+	if err != nil || again.ManifestsRewritten != 0 || again.Version != -1 {
+		t.Errorf("second vacuum: %+v %v; want nothing rewritten", again, err)
 	}
 }
 
