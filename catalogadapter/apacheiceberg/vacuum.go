@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	ice "github.com/apache/iceberg-go"
@@ -213,8 +214,8 @@ func (p *Provider) unneeded(ctx context.Context, before, after *table.Table, exp
 		if _, ok := dead[k]; ok {
 			continue
 		}
-		if s.Rel == "" {
-			continue // spelled unlike the location: cannot tell it is the table's
+		if s.Rel == "" || !mayBeOrphan(s.Rel) {
+			continue // spelled unlike the location, or not a kind of file a table names
 		}
 		at, stamped := stagename.Stamp(s.Rel)
 		if !stamped {
@@ -227,6 +228,23 @@ func (p *Provider) unneeded(ctx context.Context, before, after *table.Table, exp
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// mayBeOrphan tells whether a file at rel (relative to the table's
+// location) is of a kind Vacuum may delete when nothing names it: any file
+// under data/, and under metadata/ only metadata files, manifests, manifest
+// lists and statistics. Other files there belong to someone else: the
+// Hadoop catalog's version-hint.text, which no metadata names, above all.
+func mayBeOrphan(rel string) bool {
+	if strings.HasPrefix(rel, "data/") {
+		return true
+	}
+	for _, ext := range []string{".metadata.json", ".avro", ".puffin", ".stats"} {
+		if strings.HasSuffix(rel, ext) {
+			return true
+		}
+	}
+	return false
 }
 
 // oldestKept is the oldest snapshot still on the main branch's line, -1
@@ -291,6 +309,9 @@ func (p *Provider) rewriteManifests(ctx context.Context, tbl *table.Table) (int,
 	err = p.cat.Timed(call, ctx, err)
 	cancel()
 	if err != nil {
+		if icetable.IsConflict(err) {
+			return 0, -1, nil // writers kept winning: the next vacuum merges them
+		}
 		return 0, -1, err
 	}
 	return len(res.RewrittenManifests), next.CurrentSnapshot().SnapshotID, nil
