@@ -217,6 +217,17 @@ func testVacuumExpiresSnapshots(t *testing.T, l icebergtest.Lake) {
 	if err != nil || !again.Skipped {
 		t.Errorf("replay of writer c's epoch 7, whose snapshot expired: %+v %v; want it skipped", again, err)
 	}
+	// A commit whose answer was lost, and whose snapshot then expired,
+	// still learns that it landed: the kept record carries its commit id.
+	tbl := l.Table(t, ordersID)
+	rec, ok, err := icetable.LastEpoch(tbl.Metadata(), "c")
+	if err != nil || !ok || rec.SnapshotID != s2.Version || rec.CommitID == "" {
+		t.Fatalf("kept record of writer c: %+v %v %v; want snapshot %d with its commit id", rec, ok, err, s2.Version)
+	}
+	lost, done, err := landed(tbl, catalogadapter.CommitOptions{WriterID: "c", Epoch: 7}, rec.CommitID, 1)
+	if err != nil || !done || lost.Skipped || lost.Version != s2.Version || !lost.CommitTime.Equal(s2.CommitTime) {
+		t.Errorf("a lost answer of the expired snapshot's commit: %+v done %v %v; want it landed as %+v", lost, done, err, s2)
+	}
 	for _, v := range []int64{s1.Version, s2.Version} {
 		_, err := p.ScanSQL(ctx, ordersID, db, v, nil)
 		var gone *catalogadapter.VersionUnavailableError
