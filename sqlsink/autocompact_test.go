@@ -86,7 +86,11 @@ type gatedCompactor struct {
 
 // newGated gates the lake's compactions; inner is nil while the backend
 // has none, which only a test whose gate never opens gets away with.
+// It hides the provider's Creator, so the table is created first.
 func newGated(e *env) *gatedCompactor {
+	if err := e.open(e.config("orders")).Close(); err != nil {
+		e.t.Fatal(err)
+	}
 	inner, _ := e.provider.(catalogadapter.Compactor)
 	return &gatedCompactor{Provider: e.provider, inner: inner,
 		started: make(chan struct{}, 100), gate: make(chan struct{})}
