@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
+	"github.com/lakesql/lakesql/catalogadapter/deltalake"
 	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/internal/icebergtest"
 	"github.com/lakesql/lakesql/internal/sqlquote"
@@ -38,9 +39,10 @@ var (
 	maintSteps = flag.Int("maint.steps", 40, "TestMaintenanceModel: steps per run")
 )
 
-// offsetClock is the real clock moved forward by what the test adds: the
-// backends stamp versions and staged files with the real time, and vacuum
-// counts its retention back from this clock.
+// offsetClock is the real clock moved forward by what the test adds.
+// Vacuum counts its retention back from it, and on Delta the provider
+// stamps versions and stages with it too; Iceberg's provider stamps them
+// with the real time, which the moved clock only makes look older.
 type offsetClock struct {
 	mu  sync.Mutex
 	off time.Duration
@@ -52,16 +54,16 @@ func (c *offsetClock) Now() time.Time {
 	return time.Now().Add(c.off)
 }
 
+// advance moves the clock: the model's versions are no longer fresh.
+func (r *maintRun) advance(d time.Duration) {
+	r.clock.advance(d)
+	r.model.fresh = map[int64]bool{}
+}
+
 func (c *offsetClock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.off += d
 	c.mu.Unlock()
-}
-
-// logCleaner is what Delta's log cleanup offers the test: remove the log
-// entries and checkpoints older than the retention, counted back from now.
-type logCleaner interface {
-	CleanupLog(ctx context.Context, id catalogadapter.TableIdent, retain time.Duration, now time.Time) error
 }
 
 // maintModel is the expected table: append rows (ids from appendBase) and
@@ -70,6 +72,9 @@ type maintModel struct {
 	appended []row
 	upserted map[int64]row
 	versions map[int64][]row // version -> its rows, sorted
+	// fresh are the versions made since the clock last moved: no
+	// retention has run out for them, so only a VACUUM may drop them.
+	fresh map[int64]bool
 }
 
 const appendBase = 1000
@@ -131,13 +136,18 @@ func TestMaintenanceModel(t *testing.T) {
 
 func runMaintModel(t *testing.T, l lake, seed uint64, steps int) {
 	e := newLakeEnv(t, l)
+	clock := &offsetClock{}
+	if l.name == deltaLake.name {
+		e.provider = deltalake.New(e.db, deltalake.Options{Now: clock.Now})
+	}
 	r := &maintRun{t: t, e: e, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x6d61696e74)),
-		clock: &offsetClock{}, db: providertest.OpenDuckDB(t),
-		model:  &maintModel{upserted: map[int64]row{}, versions: map[int64][]row{}},
+		clock: clock, db: providertest.OpenDuckDB(t),
+		model:  &maintModel{upserted: map[int64]row{}, versions: map[int64][]row{}, fresh: map[int64]bool{}},
 		nextID: appendBase, counts: map[string]int{}}
 	mk := func(name string, mode Mode) *maintWriter {
 		cfg := e.autoConfig(name, 3)
 		cfg.WriterID, cfg.Mode, cfg.PartitionColumns, cfg.Now = name, mode, []string{"region"}, r.clock.Now
+		cfg.CheckpointInterval = 4 // checkpoints for log cleanup to start from
 		if mode == ModeUpsert {
 			cfg.Key = []string{"id"}
 		}
@@ -283,7 +293,7 @@ func (r *maintRun) vacuum() {
 	// The clock moves past the stage lifetime, so vacuum may delete what
 	// the retention gives up; the retention ends at a version drawn from
 	// the history, or keeps nothing but the current one.
-	r.clock.advance(catalogadapter.StageLifetime + time.Hour)
+	r.advance(catalogadapter.StageLifetime + time.Hour)
 	hist, err := r.ups.s.History(ctx, 0)
 	if err != nil {
 		r.fatalf("history: %v", err)
@@ -327,16 +337,30 @@ func (r *maintRun) older(v, oldest int64) bool {
 	return true // no longer in the history at all
 }
 
+// cleanLog moves the clock past delta.logRetentionDuration (30 days) and
+// cleans the log up: the versions below the checkpoint it starts at
+// afterwards are gone.
 func (r *maintRun) cleanLog() {
-	c, ok := r.e.provider.(logCleaner)
-	if !ok {
-		r.t.Fatalf("the %s provider (%T) has no log cleanup (logCleaner)", r.e.lake.name, r.e.provider)
+	ctx := context.Background()
+	r.advance(delta.DefaultLogRetention + time.Hour)
+	store, err := delta.NewLocalStorage(r.e.dir)
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	r.clock.advance(31 * 24 * time.Hour)
-	err := c.CleanupLog(context.Background(), r.e.table, 30*24*time.Hour, r.clock.Now())
-	r.note("log cleanup")
+	tbl := delta.OpenTable(store, delta.TableOptions{Now: r.clock.Now})
+	snap, err := tbl.Latest(ctx)
+	if err != nil {
+		r.fatalf("read the log: %v", err)
+	}
+	out, err := tbl.CleanupLog(ctx, snap.Metadata.Configuration)
+	r.note("log cleanup: %d files deleted, oldest version %d", len(out.Deleted), out.Oldest)
 	if err != nil {
 		r.fatalf("log cleanup: %v", err)
+	}
+	for v := range r.model.versions {
+		if out.Oldest >= 0 && v < out.Oldest {
+			delete(r.model.versions, v)
+		}
 	}
 	r.counts["log cleanup"]++
 }
@@ -389,6 +413,33 @@ func (r *maintRun) record() {
 			break // older ones are recorded
 		}
 		r.model.versions[h.Version] = rows
+		r.model.fresh[h.Version] = true
+	}
+}
+
+// expire drops the versions the backend says are no longer readable:
+// log cleanup runs in the background after a commit once the clock has
+// moved past the log's retention. A version made since the clock last
+// moved is within every retention; only a VACUUM step, whose retention
+// the test draws, may drop it.
+func (r *maintRun) expire(what string, vacuumed bool) {
+	in, ok := r.e.provider.(catalogadapter.Inspector)
+	if !ok {
+		r.t.Fatalf("the %s provider (%T) implements no catalogadapter.Inspector", r.e.lake.name, r.e.provider)
+	}
+	st, err := in.Stats(context.Background(), r.e.table, 0)
+	if err != nil {
+		r.fatalf("stats: %v", err)
+	}
+	for v := range r.model.versions {
+		if v == st.OldestVersion || !r.older(v, st.OldestVersion) {
+			continue
+		}
+		if r.model.fresh[v] && !vacuumed {
+			r.fatalf("after %s: version %d, made since the clock last moved, is older than the oldest readable, %d", what, v, st.OldestVersion)
+		}
+		delete(r.model.versions, v)
+		r.counts["versions expired"]++
 	}
 }
 
@@ -402,6 +453,7 @@ func (r *maintRun) check(what string) {
 		}
 	}
 	r.record()
+	r.expire(what, strings.Contains(what, "vacuum"))
 	want := r.model.rows()
 	if diff := cmp.Diff(want, r.sorted(r.e.rows())); diff != "" {
 		r.fatalf("after %s: the sink's scan (-model +table):\n%s", what, diff)
