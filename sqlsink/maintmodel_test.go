@@ -178,6 +178,7 @@ func runMaintModel(t *testing.T, l lake, seed uint64, steps int) {
 		}
 		r.check(fmt.Sprintf("step %d (%s)", i, r.log[len(r.log)-1]))
 	}
+	r.counts["auto-compaction runs"] = int(r.app.s.auto.runs.Load() + r.ups.s.auto.runs.Load())
 	t.Logf("seed %d: %d steps %v; %d versions recorded, %d rows", seed, steps, r.counts, len(r.model.versions), len(r.model.rows()))
 }
 
