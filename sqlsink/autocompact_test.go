@@ -56,6 +56,17 @@ func (e *env) liveFiles() []string {
 	return icebergtest.Lake{Dir: e.root}.LiveFiles(e.t, e.table)
 }
 
+// checkRows fails the test unless the table holds exactly want, in any order.
+func (e *env) checkRows(want []row) {
+	e.t.Helper()
+	sortRows(want)
+	got := e.rows()
+	sortRows(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Fatalf("rows (-want +got):\n%s", diff)
+	}
+}
+
 // settle waits for the auto-compaction runs signalled so far.
 func settle(t testing.TB, s *Sink) {
 	t.Helper()
@@ -133,12 +144,7 @@ func TestAutoCompactBoundsFiles(t *testing.T) {
 					most = got
 				}
 			}
-			sortRows(want)
-			got := e.rows()
-			sortRows(got)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("rows (-want +got):\n%s", diff)
-			}
+			e.checkRows(want)
 			if h := s.Health(); h.Status != Healthy {
 				t.Fatalf("health %+v", h)
 			}
@@ -197,12 +203,7 @@ func TestAutoCompactNeverDelaysCommits(t *testing.T) {
 			}
 			close(g.gate)
 			settle(t, s)
-			sortRows(want)
-			got := e.rows()
-			sortRows(got)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("rows (-want +got):\n%s", diff)
-			}
+			e.checkRows(want)
 			if got := len(e.liveFiles()); got > minFiles {
 				t.Fatalf("%d live files after the compactions, more than %d", got, minFiles)
 			}
@@ -260,12 +261,7 @@ func TestAutoCompactFailureDegradesThenHeals(t *testing.T) {
 			if last := s.LastOptimize(); last.Err != nil {
 				t.Fatalf("last optimize %+v: want the success", last)
 			}
-			sortRows(want)
-			got := e.rows()
-			sortRows(got)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("rows (-want +got):\n%s", diff)
-			}
+			e.checkRows(want)
 			if got := len(e.liveFiles()); got > minFiles {
 				t.Fatalf("%d live files after the compaction, more than %d", got, minFiles)
 			}
@@ -304,12 +300,7 @@ func TestAutoCompactCloseInFlight(t *testing.T) {
 			if last := s.LastOptimize(); !last.At.IsZero() {
 				t.Fatalf("a cancelled run was recorded: %+v", last)
 			}
-			sortRows(want)
-			got := e.rows()
-			sortRows(got)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Fatalf("rows (-want +got):\n%s", diff)
-			}
+			e.checkRows(want)
 			// A sink opened again continues, and compacts.
 			e.compactor()
 			s2 := e.open(e.autoConfig("orders", 2))

@@ -117,7 +117,7 @@ const (
 	DefaultMemoryLimit = "1GB"
 	// DefaultCompactMinFiles: see README, Auto-compaction, for the
 	// measurement behind it.
-	DefaultCompactMinFiles = 50
+	DefaultCompactMinFiles = 10
 	// MaxCompactMinFiles bounds CompactMinFiles (and compact_min_files).
 	MaxCompactMinFiles = 100000
 )
