@@ -385,4 +385,3 @@ func numberLiteral(text string) Literal {
 	}
 	return Literal{Kind: LitInteger, Text: out}
 }
-
