@@ -515,11 +515,24 @@ func TestShowSinkStatus(t *testing.T) {
 	te.exec(s, "SET lakesql_epoch = 7")
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu'), (2, 2.0, 'eu')")
 	res := te.exec(s, "SHOW SINK STATUS orders")
+	// Then the table's layout (one live file, small, two commits since no checkpoint, never optimized or
+	// vacuumed); Table_bytes is the writer's, checked apart.
 	want := &Result{
-		Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"},
+		Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error",
+			"Live_files", "Small_files", "Table_bytes", "Versions_since_checkpoint",
+			"Last_optimize", "Optimize_outcome", "Last_vacuum", "Vacuum_outcome", "Warning"},
 		Types: []ColumnType{{Name: "TEXT"}, {Name: "TEXT"}, {Name: "BIGINT"}, {Name: "BIGINT"},
-			{Name: "BIGINT"}, {Name: "BIGINT"}, {Name: "TEXT"}},
-		Rows: [][]any{{"orders", "healthy", int64(7), int64(1), int64(1), int64(2), nil}},
+			{Name: "BIGINT"}, {Name: "BIGINT"}, {Name: "TEXT"},
+			{Name: "BIGINT"}, {Name: "BIGINT"}, {Name: "BIGINT"}, {Name: "BIGINT"},
+			{Name: "DATETIME", Scale: 6}, {Name: "TEXT"}, {Name: "DATETIME", Scale: 6}, {Name: "TEXT"}, {Name: "TEXT"}},
+		Rows: [][]any{{"orders", "healthy", int64(7), int64(1), int64(1), int64(2), nil,
+			int64(1), int64(1), nil, int64(2), nil, nil, nil, nil, nil}},
+	}
+	if len(res.Rows) == 1 && len(res.Rows[0]) == len(want.Columns) {
+		if b, ok := res.Rows[0][9].(int64); !ok || b <= 0 {
+			t.Errorf("Table_bytes = %v, want the bytes of the file", res.Rows[0][9])
+		}
+		res.Rows[0][9] = nil
 	}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("SHOW SINK STATUS (-want +got):\n%s", diff)

@@ -140,17 +140,24 @@ func sinkStatusNames(t *testing.T, db *sql.DB) []string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
 	for rows.Next() {
-		var name, health string
-		var epoch, version, commits, n, reason sql.NullString
-		if err := rows.Scan(&name, &health, &epoch, &version, &commits, &n, &reason); err != nil {
+		vals := make([]sql.NullString, len(cols)) // Sink, Health, ..., Error (6), then maintenance's
+		ptrs := make([]any, len(vals))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		if health != "healthy" {
-			t.Fatalf("SHOW SINK STATUS: %s is %s: %s", name, health, reason.String)
+		if name, health := vals[0].String, vals[1].String; health != "healthy" {
+			t.Fatalf("SHOW SINK STATUS: %s is %s: %s", name, health, vals[6].String)
 		}
-		out = append(out, name)
+		out = append(out, vals[0].String)
 	}
 	return out
 }

@@ -100,8 +100,10 @@ func TestProcPreparedOverWire(t *testing.T) {
 	var sink, health string
 	var lastEpoch, version, commits, rowCount int64
 	var errText sql.NullString
+	var maint [9]sql.NullString // the maintenance columns
 	if err := db.QueryRowContext(ctx, "CALL lakesql_sink_status(?)", "t").Scan(
-		&sink, &health, &lastEpoch, &version, &commits, &rowCount, &errText); err != nil {
+		&sink, &health, &lastEpoch, &version, &commits, &rowCount, &errText, &maint[0], &maint[1], &maint[2],
+		&maint[3], &maint[4], &maint[5], &maint[6], &maint[7], &maint[8]); err != nil {
 		t.Fatalf("CALL lakesql_sink_status(?): %v", err)
 	}
 	if sink != "t" || health != "healthy" || lastEpoch != 2 || version != 2 || commits != 2 || rowCount != 2 || errText.Valid {

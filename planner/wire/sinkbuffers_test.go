@@ -113,7 +113,9 @@ func TestSinkBuffersBounded(t *testing.T) {
 		}
 		var name, health, epoch string
 		var version, commits, rows, reason sql.NullString
-		if err := c.QueryRowContext(context.Background(), fmt.Sprintf("SHOW SINK STATUS b%d", i)).Scan(&name, &health, &epoch, &version, &commits, &rows, &reason); err != nil {
+		var maint [9]sql.NullString // the maintenance columns
+		if err := c.QueryRowContext(context.Background(), fmt.Sprintf("SHOW SINK STATUS b%d", i)).Scan(&name, &health, &epoch, &version, &commits, &rows, &reason,
+			&maint[0], &maint[1], &maint[2], &maint[3], &maint[4], &maint[5], &maint[6], &maint[7], &maint[8]); err != nil {
 			t.Fatal(err)
 		}
 		if health != "healthy" || epoch != "2" {
