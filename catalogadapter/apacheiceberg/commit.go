@@ -64,6 +64,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := checkRemoves(opts.Removes, staged); err != nil {
 		return fail(err)
 	}
+	if err := p.checkStageAge(staged); err != nil {
+		return fail(err)
+	}
 	recordEpoch := opts.Epoch >= 0 && opts.WriterID != ""
 	commitID := uuid.NewString()
 	summary := map[string]string{}
