@@ -321,8 +321,15 @@ func (r *crashRun) describe() string {
 // hardLimit it is killed anyway.
 func runCrashHelper(t *testing.T, exe string, env []string, plan crashPlan, hardLimit time.Duration) *crashRun {
 	t.Helper()
+	return runCrashProcess(t, exe, "TestCrashHelper", env, plan, hardLimit)
+}
+
+// runCrashProcess is runCrashHelper for any child test that prints
+// crashTag progress lines.
+func runCrashProcess(t *testing.T, exe, test string, env []string, plan crashPlan, hardLimit time.Duration) *crashRun {
+	t.Helper()
 	r := &crashRun{}
-	cmd := exec.Command(exe, "-test.run=^TestCrashHelper$", "-test.count=1", "-test.timeout=5m")
+	cmd := exec.Command(exe, "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=5m")
 	cmd.Env = env
 	cmd.Stderr = &r.errOut
 	stdout, err := cmd.StdoutPipe()

@@ -31,6 +31,7 @@ var tinySizes = map[string]int{
 	"ingest-arrow": 20_000, "ingest-arrow-partitioned": 20_000, "ingest-wire": 3_000,
 	"commit-latency": 5, "open-long-history": 30, "upsert": 20_000, "select-agg": 20_000,
 	"ingest-iceberg": 20_000, "memory": 100_000,
+	"small-files": 60, "optimize": 200, "storage": 5,
 }
 
 // TestBenchSmoke runs every workload at a tiny size through the command's

@@ -12,5 +12,8 @@ func All() []Workload {
 		SelectAgg(),
 		IngestIceberg(),
 		Memory(),
+		SmallFiles(),
+		Optimize(),
+		Storage(),
 	}
 }
