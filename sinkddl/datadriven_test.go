@@ -153,6 +153,24 @@ func describe(stmt Statement) string {
 		fmt.Fprintf(&b, "show create sink %q", s.Name)
 	case *ShowSinkStatus:
 		fmt.Fprintf(&b, "show sink status %q", s.Name)
+	case *OptimizeSink:
+		fmt.Fprintf(&b, "optimize sink %q", s.Name)
+		if s.Where != nil {
+			s.Where.describe(&b, "  ")
+		}
+	case *VacuumSink:
+		fmt.Fprintf(&b, "vacuum sink %q", s.Name)
+		if s.HasRetain {
+			fmt.Fprintf(&b, " retain %v hours", s.RetainHours)
+		}
+		if s.DryRun {
+			b.WriteString(" dry run")
+		}
+	case *ShowSinkHistory:
+		fmt.Fprintf(&b, "show sink history %q", s.Name)
+		if s.HasLimit {
+			fmt.Fprintf(&b, " limit %d", s.Limit)
+		}
 	default:
 		fmt.Fprintf(&b, "%#v", stmt)
 	}

@@ -16,7 +16,7 @@ const (
 	tokIdent            // a `backquoted` name; text is unescaped
 	tokString           // a 'single' or "double" quoted string; text is unescaped
 	tokNumber           // an unsigned decimal integer; text is the digits
-	tokPunct            // one of ( ) , = . ; - +
+	tokPunct            // one of ( ) , = . ; - +, and in predicates < <= > >= <> !=
 	tokError            // the lexer failed here; parser.lexErr says why
 )
 
@@ -29,6 +29,10 @@ type token struct {
 type lexer struct {
 	src string
 	pos int
+	// predicate turns on what only OPTIMIZE's WHERE and VACUUM's RETAIN
+	// need: the comparison operators and decimal numbers (tokNumber text
+	// "1.5"). CREATE SINK never sees them, so its errors stay as they are.
+	predicate bool
 }
 
 // isWordStart and isWordRune follow MySQL's unquoted identifiers: ASCII
@@ -72,6 +76,10 @@ func (l *lexer) next() (token, *SyntaxError) {
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
+		if l.predicate && i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+			for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			}
+		}
 		tok.kind, tok.text = tokNumber, s[start:i]
 	case r == '`':
 		var b strings.Builder
@@ -98,6 +106,13 @@ func (l *lexer) next() (token, *SyntaxError) {
 		i = end
 		tok.kind, tok.text = tokString, text
 	case strings.ContainsRune("(),=.;-+", r):
+		tok.kind, tok.text = tokPunct, s[start:i]
+	case l.predicate && (r == '<' || r == '>' || r == '!'):
+		if i < len(s) && (s[i] == '=' || r == '<' && s[i] == '>') {
+			i++
+		} else if r == '!' {
+			return token{}, l.errAt(start, "unexpected character '!': write NOT, or != for not equal")
+		}
 		tok.kind, tok.text = tokPunct, s[start:i]
 	default:
 		return token{}, l.errAt(start, fmt.Sprintf("unexpected character %q", r))

@@ -193,8 +193,18 @@ func (p *parser) statement() (Statement, error) {
 		stmt, err = p.dropSink()
 	case p.acceptWord("SHOW"):
 		stmt, err = p.show()
+	case p.acceptWord("OPTIMIZE"):
+		if err := p.expectWord("SINK", "expected SINK"); err != nil {
+			return nil, err
+		}
+		stmt, err = p.optimizeSink()
+	case p.acceptWord("VACUUM"):
+		if err := p.expectWord("SINK", "expected SINK"); err != nil {
+			return nil, err
+		}
+		stmt, err = p.vacuumSink()
 	default:
-		return nil, p.syntaxErr(p.tok, "expected CREATE SINK, DROP SINK or SHOW SINKS")
+		return nil, p.syntaxErr(p.tok, "expected CREATE SINK, DROP SINK, SHOW SINKS, OPTIMIZE SINK or VACUUM SINK")
 	}
 	if err != nil {
 		return nil, err
@@ -229,7 +239,10 @@ func (p *parser) show() (Statement, error) {
 	case p.acceptWord("SINKS"):
 		return &ShowSinks{}, nil
 	case p.acceptWord("SINK"):
-		if err := p.expectWord("STATUS", "expected STATUS after SHOW SINK"); err != nil {
+		if p.acceptWord("HISTORY") {
+			return p.showSinkHistory()
+		}
+		if err := p.expectWord("STATUS", "expected STATUS or HISTORY after SHOW SINK"); err != nil {
 			return nil, err
 		}
 		s := &ShowSinkStatus{}

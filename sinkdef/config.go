@@ -141,6 +141,9 @@ type sinkOptions struct {
 	flushAge           time.Duration
 	checkpointInterval int
 	memoryLimit        string
+	// noAutoCompact: auto_compact = false; compactMinFiles 0: the default.
+	noAutoCompact   bool
+	compactMinFiles int
 	// Iceberg only: the format version of a created table (0: the
 	// backend's default, 2), and the catalog properties, catalog.* keys
 	// without their prefix.
@@ -151,7 +154,7 @@ type sinkOptions struct {
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "storage.*", "checkpoint_interval", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -253,6 +256,23 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 			default:
 				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
 			}
+		case "auto_compact":
+			switch {
+			case o.Kind == sinkddl.OptionInteger:
+				return so, bad("%s is not TRUE or FALSE", o.Value)
+			case strings.EqualFold(o.Value, "true"):
+				so.noAutoCompact = false
+			case strings.EqualFold(o.Value, "false"):
+				so.noAutoCompact = true
+			default:
+				return so, bad("%q is not TRUE or FALSE", o.Value)
+			}
+		case "compact_min_files":
+			n, err := strconv.Atoi(o.Value)
+			if err != nil || n < 2 || n > sqlsink.MaxCompactMinFiles {
+				return so, bad("%q is not a number of files from 2 to %d", o.Value, sqlsink.MaxCompactMinFiles)
+			}
+			so.compactMinFiles = n
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -295,6 +315,8 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 		FlushAge:           so.flushAge,
 		CheckpointInterval: so.checkpointInterval,
 		MemoryLimit:        so.memoryLimit,
+		DisableAutoCompact: so.noAutoCompact,
+		CompactMinFiles:    so.compactMinFiles,
 		TempDir:            filepath.Join(b.opts.DataDir, "tmp"),
 		StateDir:           filepath.Join(b.opts.DataDir, "state"),
 		Buffers:            b.opts.Buffers,

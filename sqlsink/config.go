@@ -96,6 +96,15 @@ type Config struct {
 	// sinks sharing it (see BufferPool); nil: the buffer stays open.
 	Buffers *BufferPool
 
+	// DisableAutoCompact turns off background compaction (autocompact.go),
+	// which is on by default when the provider can compact. Once this
+	// sink's commits have added CompactMinFiles small files (or the table
+	// held as many when the sink opened), a partition holding at least
+	// that many is compacted in the background; 0 takes
+	// DefaultCompactMinFiles.
+	DisableAutoCompact bool
+	CompactMinFiles    int
+
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -106,6 +115,11 @@ const (
 	DefaultFlushBytes  = 512 << 20
 	DefaultFlushAge    = 5 * time.Minute
 	DefaultMemoryLimit = "1GB"
+	// DefaultCompactMinFiles: see README, Auto-compaction, for the
+	// measurement behind it.
+	DefaultCompactMinFiles = 50
+	// MaxCompactMinFiles bounds CompactMinFiles (and compact_min_files).
+	MaxCompactMinFiles = 100000
 )
 
 // withDefaults returns a copy with defaults filled in.
@@ -130,6 +144,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MemoryLimit == "" {
 		c.MemoryLimit = DefaultMemoryLimit
+	}
+	if c.CompactMinFiles == 0 {
+		c.CompactMinFiles = DefaultCompactMinFiles
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -171,6 +188,9 @@ func (c Config) validate() error {
 	}
 	if c.CheckpointInterval < 0 {
 		errs = append(errs, "checkpoint interval must not be negative")
+	}
+	if c.CompactMinFiles < 2 || c.CompactMinFiles > MaxCompactMinFiles {
+		errs = append(errs, fmt.Sprintf("compact min files must be between 2 and %d", MaxCompactMinFiles))
 	}
 	if c.Threads < 0 {
 		errs = append(errs, "threads must not be negative")

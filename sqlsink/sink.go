@@ -47,6 +47,7 @@ type Sink struct {
 	schema   *arrow.Schema
 	counters counters
 	maint    maintenance
+	auto     *autoCompactor // nil: no auto-compaction
 
 	// The open epoch's staged work.
 	staged  []catalogadapter.Receipt
@@ -149,6 +150,7 @@ func (s *Sink) open(ctx context.Context) error {
 	if s.cfg.Buffers != nil {
 		s.cfg.Buffers.used(s)
 	}
+	s.startAutoCompact()
 	return nil
 }
 
@@ -417,6 +419,9 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		s.m.Fail(err.Error())
 		return res, err
 	}
+	if s.auto != nil && !res.Skipped {
+		s.auto.committed(s.staged) // a signal at most: compaction runs elsewhere
+	}
 	s.staged, s.removes = nil, nil
 	s.journal.clear() // the files are live now; a stale journal is harmless
 	s.counters.lastCommitNanos.Store(int64(res.Duration))
@@ -566,8 +571,15 @@ func (s *Sink) discardFiles(ctx context.Context, rs []catalogadapter.Receipt) bo
 	return s.cfg.Provider.Discard(context.WithoutCancel(ctx), s.cfg.Table, rs) == nil
 }
 
-// Close discards an open epoch and releases the buffer.
+// Close stops auto-compaction (cancelling a run in flight), discards an
+// open epoch and releases the buffer.
 func (s *Sink) Close() error {
+	s.mu.Lock()
+	auto := s.auto
+	s.mu.Unlock()
+	if auto != nil {
+		auto.stop() // without s.mu: the run takes it to record its outcome
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, open := s.m.Close(); open {

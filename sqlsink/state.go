@@ -151,6 +151,9 @@ type Machine struct {
 	prevHasBegun bool
 
 	reason string // why the sink failed
+	// maintFault is why background maintenance last failed; empty once a
+	// later run succeeds. It degrades a running sink, never fails it.
+	maintFault string
 }
 
 // NewMachine returns a machine in StateCreated.
@@ -455,10 +458,28 @@ type Health struct {
 	Reason string
 }
 
-// Health derives the sink's health from its state alone.
+// MaintenanceFailed records that background maintenance (auto-compaction)
+// failed: a running sink is degraded, with reason, until
+// MaintenanceSucceeded. Epochs go on as before.
+func (m *Machine) MaintenanceFailed(reason string) {
+	if reason == "" {
+		reason = "background maintenance failed"
+	}
+	m.maintFault = reason
+}
+
+// MaintenanceSucceeded records a background maintenance run that
+// succeeded, which ends the degradation of an earlier failure.
+func (m *Machine) MaintenanceSucceeded() { m.maintFault = "" }
+
+// Health derives the sink's health from its state and the outcome of its
+// last background maintenance run.
 func (m *Machine) Health() Health {
 	switch m.state {
 	case StateRunning:
+		if m.maintFault != "" {
+			return Health{Status: Degraded, Reason: m.maintFault}
+		}
 		return Health{Status: Healthy}
 	case StateCreated:
 		return Health{Status: Degraded, Reason: "not open yet"}

@@ -902,6 +902,48 @@ func TestMachineHealth(t *testing.T) {
 		{"failed", func() *Machine { m := smRunning(t, 0, false); smMust(t, m.Fail("disk full")); return m }, Health{Unhealthy, "disk full"}},
 		{"closed", func() *Machine { m := smRunning(t, 0, false); m.Close(); return m }, Health{Unhealthy, "closed"}},
 		{"closed after failure", func() *Machine { m := smRunning(t, 0, false); smMust(t, m.Fail("x")); m.Close(); return m }, Health{Unhealthy, "closed"}},
+		// Background maintenance degrades a running sink, and only until a
+		// later run succeeds; a failed or closed sink says why it is so.
+		{"maintenance failed", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("auto-compaction failed: disk full")
+			return m
+		}, Health{Degraded, "auto-compaction failed: disk full"}},
+		{"maintenance failed mid-epoch", func() *Machine {
+			m := smRunning(t, 0, false)
+			smBegin(t, m, 1)
+			m.MaintenanceFailed("auto-compaction failed: x")
+			return m
+		}, Health{Degraded, "auto-compaction failed: x"}},
+		{"maintenance failed then succeeded", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("auto-compaction failed: x")
+			m.MaintenanceSucceeded()
+			return m
+		}, Health{Status: Healthy}},
+		{"maintenance failed twice, the last reason", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("first")
+			m.MaintenanceFailed("second")
+			return m
+		}, Health{Degraded, "second"}},
+		{"maintenance failed without a reason", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("")
+			return m
+		}, Health{Degraded, "background maintenance failed"}},
+		{"failed after maintenance failure", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("auto-compaction failed: x")
+			smMust(t, m.Fail("disk full"))
+			return m
+		}, Health{Unhealthy, "disk full"}},
+		{"closed after maintenance failure", func() *Machine {
+			m := smRunning(t, 0, false)
+			m.MaintenanceFailed("auto-compaction failed: x")
+			m.Close()
+			return m
+		}, Health{Unhealthy, "closed"}},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, tt.m().Health()); diff != "" {
