@@ -235,6 +235,7 @@ class Run:
 
         The two tables have three columns each: every branch casts them to text."""
         sparkmod.iceberg_sqlite_catalog("lakesql", self.srv.data)
+        sparkmod.drop_catalogs()  # lakesql committed since Spark's last read
         branches = []
         for i, (t, sid) in enumerate(reads):
             cols = ", ".join("CAST(`%s` AS STRING) AS c%d" % (c, j) for j, c in enumerate(t.cols))
