@@ -402,6 +402,20 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st sinkddl.Stateme
 	case *sinkddl.ShowSinkStatus:
 		res, err := e.showSinkStatus(ctx, st.Name)
 		return e.visibleRows(ctx, res), err
+	case *sinkddl.OptimizeSink:
+		if err := s.commitBeforeDDL(ctx); err != nil {
+			return nil, err
+		}
+		return e.optimizeSink(ctx, st)
+	case *sinkddl.VacuumSink:
+		if !st.DryRun {
+			if err := s.commitBeforeDDL(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return e.vacuumSink(ctx, st)
+	case *sinkddl.ShowSinkHistory:
+		return e.showSinkHistory(ctx, st)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotSupported, st)
 }
@@ -551,7 +565,8 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		}
 		names = []string{h.rec.Name}
 	}
-	res := &Result{Columns: []string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"}}
+	res := &Result{Columns: append([]string{"Sink", "Health", "Last_epoch", "Table_version", "Commits", "Rows", "Error"},
+		maintenanceStatusColumns...)}
 	for _, n := range names {
 		h, ok := e.lookup(n)
 		if !ok {
@@ -560,7 +575,8 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		s, err := h.open(ctx)
 		if err != nil {
 			// Every session sees it: no URL password or token in it.
-			res.Rows = append(res.Rows, []any{h.rec.Name, "unavailable", nil, nil, nil, nil, secret.MaskURI(err.Error())})
+			row := []any{h.rec.Name, "unavailable", nil, nil, nil, nil, secret.MaskURI(err.Error())}
+			res.Rows = append(res.Rows, append(row, make([]any, len(maintenanceStatusColumns))...))
 			continue
 		}
 		var last any
@@ -580,7 +596,8 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		if health.Reason != "" {
 			reason = secret.MaskURI(health.Reason)
 		}
-		res.Rows = append(res.Rows, []any{h.rec.Name, string(health.Status), last, version, m.Commits, m.RowsWritten, reason})
+		row := []any{h.rec.Name, string(health.Status), last, version, m.Commits, m.RowsWritten, reason}
+		res.Rows = append(res.Rows, append(row, maintenanceStatus(ctx, s)...))
 	}
 	return res, nil
 }

@@ -71,7 +71,10 @@ func MySQLError(err error) *mysql.SQLError {
 		// FEDERATED engine's): not 1205, which clients retry as a lock
 		// wait, nor 3024, the statement's own max_execution_time.
 		code = erConnectToForeignDataSource
-	case errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, sinkddl.ErrInvalidDefinition),
+	case errors.Is(err, sqlsink.ErrVersionUnavailable):
+		code = erTableDefChanged // asof.go
+	case errors.Is(err, sinkddl.ErrPredicate), errors.Is(err, sqlsink.ErrRetention),
+		errors.Is(err, ErrOption), errors.Is(err, ErrLocation), errors.Is(err, sinkddl.ErrInvalidDefinition),
 		errors.Is(err, sqlsink.ErrConfig), errors.Is(err, sinkdef.ErrCatalog), errors.Is(err, sqlsink.ErrInvalid):
 		code = mysql.ERWrongArguments
 	case errors.Is(err, sqlsink.ErrBadOp), errors.Is(err, sqlsink.ErrBadRow):

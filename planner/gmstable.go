@@ -23,6 +23,9 @@ type table struct {
 	sink   *sqlsink.Sink
 	schema gms.Schema
 	values []valueRule // by column of the sink's schema
+	// at is the scan of an AS OF version (asof.go); "" reads the last
+	// committed version.
+	at string
 }
 
 var (
@@ -69,7 +72,10 @@ func (t *table) PartitionRows(ctx *gms.Context, _ gms.Partition) (gms.RowIter, e
 
 func (t *table) scan(ctx *gms.Context) (gms.RowIter, error) {
 	e := t.h.engine
-	scan, err := scanSQL(ctx, t.sink, e.db)
+	scan, err := t.at, error(nil)
+	if scan == "" {
+		scan, err = scanSQL(ctx, t.sink, e.db)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sink %s: %w", t.h.rec.Name, err)
 	}

@@ -182,8 +182,10 @@ func (n *lakesqlNode) WithChildren(children ...gms.Node) (gms.Node, error) {
 
 func (n *lakesqlNode) IsReadOnly() bool {
 	switch n.st.(type) {
-	case *sinkddl.ShowSinks, *sinkddl.ShowCreateSink, *sinkddl.ShowSinkStatus, nil:
+	case *sinkddl.ShowSinks, *sinkddl.ShowCreateSink, *sinkddl.ShowSinkStatus, *sinkddl.ShowSinkHistory, nil:
 		return true
+	case *sinkddl.VacuumSink:
+		return n.st.(*sinkddl.VacuumSink).DryRun
 	}
 	return false
 }
@@ -207,6 +209,9 @@ func (n *lakesqlNode) Schema() gms.Schema {
 		for _, i := range []int{2, 3, 4, 5} {
 			s[i].Type = types.Int64
 		}
+		return append(s, maintenanceStatusSchema()...)
+	}
+	if s := maintenanceSchema(n.st); s != nil {
 		return s
 	}
 	return types.OkResultSchema

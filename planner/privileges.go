@@ -142,6 +142,20 @@ func (e *Engine) checkLakesql(ctx context.Context, st sinkddl.Statement) error {
 		if st.Name != "" && !e.visible(gctx, st.Name) {
 			return tableDenied(gctx, "SHOW", st.Name)
 		}
+	case *sinkddl.ShowSinkHistory:
+		if !e.visible(gctx, st.Name) {
+			return tableDenied(gctx, "SHOW", st.Name)
+		}
+	case *sinkddl.OptimizeSink:
+		// MySQL's OPTIMIZE TABLE takes SELECT and INSERT.
+		if !e.has(gctx, st.Name, gms.PrivilegeType_Insert) || !e.has(gctx, st.Name, gms.PrivilegeType_Select) {
+			return tableDenied(gctx, "OPTIMIZE", st.Name)
+		}
+	case *sinkddl.VacuumSink:
+		// It deletes files (DRY RUN only lists them).
+		if !e.has(gctx, st.Name, gms.PrivilegeType_Select) || !st.DryRun && !e.has(gctx, st.Name, gms.PrivilegeType_Delete) {
+			return tableDenied(gctx, "VACUUM", st.Name)
+		}
 	}
 	return nil
 }

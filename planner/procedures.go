@@ -40,6 +40,9 @@ const (
 	procShowSinks             = "lakesql_show_sinks"
 	procShowCreateSink        = "lakesql_show_create_sink"
 	procSinkStatus            = "lakesql_sink_status"
+	procOptimizeSink          = "lakesql_optimize_sink"
+	procVacuumSink            = "lakesql_vacuum_sink"
+	procSinkHistory           = "lakesql_sink_history"
 )
 
 // erSPWrongNoOfArgs is MySQL's ER_SP_WRONG_NO_OF_ARGS, which vitess does not name.
@@ -82,6 +85,12 @@ var procedures = []*procedure{
 		build: func(a []string) (sinkddl.Statement, error) {
 			return reparse(procSinkStatus, (&sinkddl.ShowSinkStatus{Name: a[0]}).String())
 		}},
+	{name: procOptimizeSink, params: []string{"name", "where"}, required: 1, sample: &sinkddl.OptimizeSink{},
+		build: buildOptimizeSink},
+	{name: procVacuumSink, params: []string{"name", "retain_hours", "dry_run"}, required: 1, sample: &sinkddl.VacuumSink{},
+		build: buildVacuumSink},
+	{name: procSinkHistory, params: []string{"name", "limit"}, required: 1, sample: &sinkddl.ShowSinkHistory{},
+		build: buildSinkHistory},
 }
 
 // usage renders the call as the documentation writes it, optional
@@ -159,6 +168,9 @@ func (pr *procedure) runStatement(ctx *gms.Context, e *Engine, args []string) (g
 	st, err := pr.build(full)
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := st.(*sinkddl.VacuumSink); ok && v.DryRun {
+		return vacuumDryRunCall(ctx, e, v)
 	}
 	return (&lakesqlNode{engine: e, st: st}).RowIter(ctx, nil)
 }

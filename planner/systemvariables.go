@@ -1,6 +1,7 @@
 package planner
 
-// The system variables lakesql adds to go-mysql-server's (lakesql_epoch)
+// The system variables lakesql adds to go-mysql-server's (lakesql_epoch,
+// lakesql_vacuum_retention_check)
 // and the server values it sets (version, isolation level, time zone).
 
 import (
@@ -61,6 +62,12 @@ func registerSystemVariables() {
 			Dynamic: true,
 			Type:    epochVariableType{types.NewSystemIntType(EpochVariable, -1, MaxNamedEpoch, false)},
 			Default: int64(-1),
+		}, &gms.MysqlSystemVariable{
+			Name:    VacuumRetentionCheckVariable,
+			Scope:   gms.GetMysqlScope(gms.SystemVariableScope_Session),
+			Dynamic: true,
+			Type:    types.NewSystemBoolType(VacuumRetentionCheckVariable),
+			Default: int8(1),
 		}})
 		if err := gms.SystemVariables.AssignValues(serverVariables); err != nil {
 			panic(fmt.Sprintf("set lakesql's server variables: %v", err))

@@ -83,11 +83,17 @@ func nodeWrites(n gms.Node) string {
 
 // statementWrites names what a lakesql statement writes, or "".
 func statementWrites(st sinkddl.Statement) string {
-	switch st.(type) {
+	switch st := st.(type) {
 	case *sinkddl.CreateSink:
 		return "CREATE SINK"
 	case *sinkddl.DropSink:
 		return "DROP SINK"
+	case *sinkddl.OptimizeSink:
+		return "OPTIMIZE SINK"
+	case *sinkddl.VacuumSink:
+		if !st.DryRun {
+			return "VACUUM SINK"
+		}
 	}
 	return ""
 }

@@ -44,6 +44,9 @@ type autoCompactor struct {
 	// run that succeeded (seeded from the table's Stats when it opens).
 	pending atomic.Int64
 	wake    chan struct{} // capacity 1: signals coalesce
+	// settled takes a channel the worker closes once no signal is left
+	// and no run is in flight (settle).
+	settled chan chan struct{}
 	cancel  context.CancelFunc
 	done    chan struct{}
 	runs    atomic.Int64 // runs finished, whatever their outcome
@@ -63,7 +66,8 @@ func (s *Sink) startAutoCompact() {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &autoCompactor{s: s, c: c, minFiles: s.cfg.CompactMinFiles,
 		small: int64(float64(target) * catalogadapter.DefaultSmallFileFraction),
-		wake:  make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+		wake:  make(chan struct{}, 1), settled: make(chan chan struct{}),
+		cancel: cancel, done: make(chan struct{})}
 	s.auto = a
 	go a.loop(ctx)
 }
@@ -99,12 +103,35 @@ func (a *autoCompactor) loop(ctx context.Context) {
 	defer close(a.done)
 	a.seed(ctx)
 	for {
+		// A pending signal goes before a settle request, so a settle
+		// answers only when the signals before it have run.
 		select {
 		case <-ctx.Done():
 			return
 		case <-a.wake:
+			a.run(ctx)
+			continue
+		default:
 		}
-		a.run(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+			a.run(ctx)
+		case ch := <-a.settled:
+			close(ch)
+		}
+	}
+}
+
+// settle waits until the runs the commits so far have signalled are done
+// (or the worker stopped): what tests wait on instead of sleeping.
+func (a *autoCompactor) settle() {
+	ch := make(chan struct{})
+	select {
+	case a.settled <- ch:
+		<-ch
+	case <-a.done:
 	}
 }
 

@@ -56,6 +56,7 @@ func sinkConfig(t testing.TB, p catalogadapter.Provider, name string) Config {
 	return Config{
 		Name: name, Provider: p, Table: ordersID, Schema: orderSchema,
 		TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
+		DisableAutoCompact: true, // see env.config
 	}
 }
 

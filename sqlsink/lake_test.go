@@ -120,6 +120,9 @@ func (e *env) config(name string) Config {
 	return Config{
 		Name: name, Provider: e.provider, Table: e.table,
 		Schema: orderSchema, TempDir: e.t.TempDir(), MemoryLimit: "256MB",
+		// The engine tests count versions; auto-compaction, which makes
+		// versions of its own, is tested on its own (autocompact_test.go).
+		DisableAutoCompact: true,
 	}
 }
 

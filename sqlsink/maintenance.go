@@ -148,3 +148,22 @@ func (s *Sink) TableStats(ctx context.Context) (stats TableStats, known bool, er
 	st, err := in.Stats(ctx, s.cfg.Table, 0)
 	return st, err == nil, err
 }
+
+// PartitionColumns lists the columns by which Files reports a file's
+// partition values (DataFile.Partition): the table's identity partition
+// columns, read from the table now. They are what OPTIMIZE ... WHERE may
+// name; a column under another transform (day, bucket, ...) has no value
+// of its own to compare.
+func (s *Sink) PartitionColumns(ctx context.Context) ([]string, error) {
+	spec, err := s.cfg.Provider.TableSpec(ctx, s.cfg.Table)
+	if err != nil {
+		return nil, fmt.Errorf("partition columns of %s: %w", s.cfg.Table, err)
+	}
+	var out []string
+	for _, f := range spec.PartitionSpec.Fields {
+		if f.Transform.Kind == catalogadapter.Identity || f.Transform.Kind == "" {
+			out = append(out, f.Name)
+		}
+	}
+	return out, nil
+}

@@ -64,6 +64,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := checkRemoves(opts.Removes, staged); err != nil {
 		return fail(err)
 	}
+	if err := p.checkStageAge(staged); err != nil {
+		return fail(err)
+	}
 	recordEpoch := opts.Epoch >= 0 && opts.WriterID != ""
 	commitID := uuid.NewString()
 	summary := map[string]string{}
@@ -144,8 +147,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if recordEpoch {
 			if again, lerr := p.cat.LoadTable(context.WithoutCancel(ctx), ident); lerr == nil {
 				if rec, ok, _ := icetable.LastEpoch(again.Metadata(), opts.WriterID); ok && rec.CommitID == commitID {
-					s := again.SnapshotByID(rec.SnapshotID)
-					return catalogadapter.CommitOutcome{Version: s.SnapshotID, CommitTime: time.UnixMilli(s.TimestampMs).UTC(), Retries: attempt}, nil
+					return catalogadapter.CommitOutcome{Version: rec.SnapshotID, CommitTime: time.UnixMilli(rec.TimestampMs).UTC(), Retries: attempt}, nil
 				}
 			}
 		}
@@ -161,10 +163,11 @@ func landed(tbl *table.Table, opts catalogadapter.CommitOptions, commitID string
 	if err != nil || !ok || rec.Epoch < opts.Epoch {
 		return catalogadapter.CommitOutcome{}, false, err
 	}
-	s := tbl.SnapshotByID(rec.SnapshotID)
+	// rec's snapshot may have expired since (the record then comes from the
+	// table's properties): its id and time are in rec.
 	out := catalogadapter.CommitOutcome{Version: tbl.CurrentSnapshot().SnapshotID, Retries: attempt, Skipped: rec.CommitID != commitID}
 	if !out.Skipped {
-		out.Version, out.CommitTime = s.SnapshotID, time.UnixMilli(s.TimestampMs).UTC()
+		out.Version, out.CommitTime = rec.SnapshotID, time.UnixMilli(rec.TimestampMs).UTC()
 	}
 	return out, true, nil
 }

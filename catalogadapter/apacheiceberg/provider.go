@@ -78,6 +78,9 @@ type Provider struct {
 	// beforeCommit, when set by a test, runs after an attempt has loaded
 	// the table and built its change, just before it commits.
 	beforeCommit func(attempt int)
+	// beforeCompactCommit, when set by a test, runs before each attempt
+	// of a compaction's commit, which then reloads the table.
+	beforeCompactCommit func(attempt int)
 }
 
 // New returns a provider over an open catalog (icetable.OpenCatalog). The

@@ -126,6 +126,9 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 	if err != nil {
 		return "", err
 	}
+	if version >= 0 && tbl.SnapshotByID(version) == nil {
+		return "", fmt.Errorf("scan %s: %w", id, missingVersion(ctx, tbl, version))
+	}
 	query, _, err := icetable.ScanSQL(ctx, tbl, icetable.ScanOptions{SnapshotID: version, Paths: paths, CacheDir: p.cat.CacheDir(),
 		AllowedRoots: p.opts.AllowedRoots})
 	if err != nil {

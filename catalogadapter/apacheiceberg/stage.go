@@ -226,22 +226,31 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	for _, c := range source.Columns {
 		names = append(names, c.Name)
 	}
-	sel, err := selectList(tbl, names)
+	files, err := p.writeRows(ctx, tbl, conn, query, names, p.targetFileSize())
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
+	}
+	return receipt(tbl.Metadata(), files)
+}
+
+// writeRows writes the rows of query, whose columns are names, as data
+// files of tbl aiming at target bytes (0: the table's own target), and
+// commits nothing: DuckDB's COPY where it can serve the table, else
+// iceberg-go's writer.
+func (p *Provider) writeRows(ctx context.Context, tbl *table.Table, conn *sql.Conn, query string, names []string, target int64) ([]ice.DataFile, error) {
+	sel, err := selectList(tbl, names)
+	if err != nil {
+		return nil, err
 	}
 	src := "SELECT " + sel + " FROM (" + query + ") AS lakesql_src"
 	var files []ice.DataFile
 	if !p.opts.IcebergGoWriter {
-		files, err = icetable.CopyQuery(ctx, tbl, conn, src, icetable.CopyOptions{TargetFileSize: p.targetFileSize(), CacheDir: p.cat.CacheDir()})
+		files, err = icetable.CopyQuery(ctx, tbl, conn, src, icetable.CopyOptions{TargetFileSize: target, CacheDir: p.cat.CacheDir(), Now: p.opts.Now})
 	}
 	if p.opts.IcebergGoWriter || errors.Is(err, icetable.ErrUnsupported) {
-		files, err = icetable.WriteQuery(ctx, tbl, conn, src, p.targetFileSize())
+		files, err = icetable.WriteQuery(ctx, tbl, conn, src, target)
 	}
-	if err != nil {
-		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, mapErr(err))
-	}
-	return receipt(tbl.Metadata(), files)
+	return files, mapErr(err)
 }
 
 // describeNames asks DuckDB for the names of the columns query yields.

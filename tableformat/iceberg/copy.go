@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/google/uuid"
 
 	"github.com/lakesql/lakesql/internal/fsync"
 	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/internal/stagename"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 
@@ -27,6 +28,9 @@ type CopyOptions struct {
 	// on the local file system are staged before upload and kept after
 	// ("": DefaultCacheDir).
 	CacheDir string
+	// Now is the clock whose time the staging folder's name records;
+	// time.Now when nil.
+	Now func() time.Time
 }
 
 // CopyQuery stages the rows of query as data files of tbl written by
@@ -65,7 +69,13 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 		}
 	}
 	loc := strings.TrimRight(tbl.Location(), "/")
-	name := "lakesql-" + uuid.NewString()
+	// The folder's name carries the stage time (internal/stagename): Commit
+	// refuses files staged too long ago, and vacuum spares younger ones.
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	name := "lakesql-" + stagename.New(now())
 	base := loc + "/data/" + name + "/"
 	var dir string
 	root, err := localPath(loc)

@@ -6,11 +6,11 @@ package iceberg
 // gocloud S3 FileIO and the catalog's s3.* properties) goes through a
 // local folder, the cache:
 //
-//	CACHE/staging/lakesql-UUID/part-N.parquet  DuckDB's COPY output, before upload
+//	CACHE/staging/lakesql-STAGE/part-N.parquet DuckDB's COPY output, before upload
 //	CACHE/files/SCHEME/BUCKET/KEY              local copies of the table's files
 //
 // A staged file is uploaded through the table's FileIO to its planned
-// place in the table (LOCATION/data/lakesql-UUID/part-N.parquet) and then
+// place in the table (LOCATION/data/lakesql-STAGE/part-N.parquet) and then
 // moved into the cache, as the writer's copy is as good as a download.
 // Reads download the data and delete files a scan needs, once: Iceberg
 // never rewrites a file in place, so a copy keyed by the file's URI stays
