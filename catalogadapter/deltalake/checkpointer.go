@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/lakesql/lakesql/tableformat/delta"
 )
@@ -19,14 +20,18 @@ type checkpointer struct {
 	// checkpoints succeeds. A failed checkpoint costs readers time, never
 	// rows: the provider reports it as degraded health.
 	failed map[string]error
-	closed bool
+	// cleaned is when each table's log was last cleaned up (logcleanup.go).
+	cleaned map[string]time.Time
+	closed  bool
 	wg     sync.WaitGroup
 }
 
 // start writes the checkpoint of version in the background, unless one of
 // the same table is still being written (a later commit will be due again)
-// or the provider is closing.
-func (c *checkpointer) start(path string, t *delta.Table, version int64) {
+// or the provider is closing; then, with the checkpoint written, cleans up
+// the log when cleanup is due (conf is the table's configuration).
+// version < 0 cleans up only: the commit wrote its checkpoint itself.
+func (c *checkpointer) start(path string, t *delta.Table, version int64, conf map[string]string, cleanup bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || c.running[path] {
@@ -39,12 +44,24 @@ func (c *checkpointer) start(path string, t *delta.Table, version int64) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		err := t.Checkpoint(context.Background(), version)
+		var err error
+		if version >= 0 {
+			if err = t.Checkpoint(context.Background(), version); err != nil {
+				err = fmt.Errorf("checkpoint at version %d: %w", version, err)
+			}
+		}
+		if err == nil && cleanup {
+			// Log cleanup costs storage when it fails, never rows; it is
+			// reported as the checkpoint's failure is, until one succeeds.
+			if _, cerr := t.CleanupLog(context.Background(), conf); cerr != nil {
+				err = cerr
+			}
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		delete(c.running, path)
 		if err != nil {
-			c.failed[path] = fmt.Errorf("checkpoint at version %d: %w", version, err)
+			c.failed[path] = err
 		} else {
 			delete(c.failed, path)
 		}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/backoff"
@@ -43,6 +44,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	}
 	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
+		return fail(err)
+	}
+	if err := p.checkStageLifetime(adds); err != nil {
 		return fail(err)
 	}
 	removes, err := checkRemoves(opts.Removes, adds)
@@ -93,7 +97,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
 			}
 		}
-		actions, err := p.actions(snap, adds, removes, opts, recordEpoch)
+		// One time for the whole entry: its tombstones are stamped with
+		// the commit's own timestamp, which VACUUM's oldest readable
+		// version relies on.
+		now := p.opts.Now()
+		actions, err := p.actions(snap, adds, removes, opts, recordEpoch, now)
 		if err != nil {
 			return fail(err)
 		}
@@ -107,13 +115,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: p.opts.Now,
+		res, err := snap.Commit(ctx, actions, delta.CommitOptions{Operation: op, Parameters: params, Now: func() time.Time { return now },
 			NoCheckpoint: p.opts.BackgroundCheckpoints})
 		if err == nil {
 			p.snaps.put(tpath, snap, res.Snapshot)
-			if res.CheckpointDue {
-				p.checkpoints.start(tpath, t, res.Version)
-			}
+			p.afterCommit(tpath, t, snap, res)
 			return catalogadapter.CommitOutcome{Version: res.Version, CommitTime: res.Time, Retries: attempt}, nil
 		}
 		var ce *delta.ConflictError
@@ -192,8 +198,8 @@ func (p *Provider) stagedSnapshot(ctx context.Context, t *delta.Table, tpath str
 // actions builds one attempt's commit against snap: the txn record, the
 // tombstones (filled from the live files, which must still hold them) and
 // the adds.
-func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []string, opts catalogadapter.CommitOptions, recordEpoch bool) ([]delta.Action, error) {
-	now := p.opts.Now().UnixMilli()
+func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []string, opts catalogadapter.CommitOptions, recordEpoch bool, at time.Time) ([]delta.Action, error) {
+	now := at.UnixMilli()
 	var out []delta.Action
 	if recordEpoch {
 		out = append(out, delta.Action{Txn: &delta.Txn{AppID: opts.WriterID, Version: opts.Epoch, LastUpdated: &now}})
@@ -221,6 +227,7 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 				ExtendedFileMetadata: &ext,
 				PartitionValues:      f.PartitionValues,
 				Size:                 &size,
+				Stats:                f.Stats, // so history can count the rows it removes
 				Tags:                 f.Tags,
 				DeletionVector:       f.DeletionVector,
 			}})

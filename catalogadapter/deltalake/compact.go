@@ -341,9 +341,7 @@ func (p *Provider) commitCompaction(ctx context.Context, t *delta.Table, tpath s
 		res, err := snap.Commit(ctx, p.compactActions(pl.removed, adds), co)
 		if err == nil {
 			p.snaps.put(tpath, snap, res.Snapshot)
-			if res.CheckpointDue {
-				p.checkpoints.start(tpath, t, res.Version)
-			}
+			p.afterCommit(tpath, t, snap, res)
 			return res, attempt, nil
 		}
 		var ce *delta.ConflictError

@@ -96,6 +96,8 @@ type Provider struct {
 	stores   map[string]*objectstore.Store
 
 	checkpoints checkpointer
+	// vacuums remembers each table's oldest version after its last VACUUM.
+	vacuums vacuumCache
 
 	// noCache makes every read replay the log from its checkpoint, as
 	// before the cache; the benchmarks compare the two.
@@ -181,7 +183,7 @@ func (p *Provider) table(id catalogadapter.TableIdent) (*delta.Table, string, er
 	if p.opts.WrapStorage != nil {
 		store = p.opts.WrapStorage(store)
 	}
-	return delta.OpenTable(store, delta.TableOptions{AllowedRoots: p.opts.AllowedRoots}), path, nil
+	return delta.OpenTable(store, delta.TableOptions{AllowedRoots: p.opts.AllowedRoots, Now: p.opts.Now}), path, nil
 }
 
 // objectStore returns the open store of loc, opening it on first use.

@@ -151,7 +151,16 @@ func (p *Provider) ScanSQL(ctx context.Context, id catalogadapter.TableIdent, q 
 	} else {
 		snap, err = t.At(ctx, version)
 	}
+	if err == nil && version >= 0 {
+		err = p.checkReadable(ctx, t, tpath, snap)
+		if err != nil {
+			return "", fmt.Errorf("scan %s: %w", tpath, err)
+		}
+	}
 	if err != nil {
+		if ve := p.versionUnavailable(ctx, t, tpath, version, err); ve != nil {
+			return "", fmt.Errorf("scan %s: %w", tpath, ve)
+		}
 		err = readError(tpath, err)
 		if version >= 0 {
 			// At past the end is the caller's mistake, not the table's.

@@ -136,7 +136,7 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 // stage writes the rows of query as data files of snap's table and turns
 // the add actions into a receipt.
 func (p *Provider) stage(ctx context.Context, path string, t *delta.Table, snap *delta.Snapshot, q delta.Querier, query string) (catalogadapter.Receipt, error) {
-	adds, err := snap.WriteFiles(ctx, q, query, delta.WriteOptions{TargetFileSize: p.targetFileSize(snap)})
+	adds, err := snap.WriteFiles(ctx, q, query, delta.WriteOptions{TargetFileSize: p.targetFileSize(snap), Now: p.opts.Now})
 	if err != nil {
 		if errors.Is(err, delta.ErrUnsupportedFeature) {
 			return catalogadapter.Receipt{}, fmt.Errorf("stage rows into %s: %w: %w", path, catalogadapter.ErrUnsupported, err)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,7 +28,7 @@ func (t *Table) Checkpoint(ctx context.Context, version int64) error {
 	if err := snap.checkWritable(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
-	actions := snap.checkpointActions(time.Now())
+	actions := snap.checkpointActions(nowFunc(t.now)())
 	data, err := WriteCheckpointParquet(actions)
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
@@ -56,12 +59,23 @@ func (t *Table) Checkpoint(ctx context.Context, version int64) error {
 }
 
 // checkpointActions is the state as actions: protocol, metadata, txns,
-// domain metadata, active files and the tombstones not yet expired.
+// domain metadata, active files and the tombstones not yet expired. A txn
+// expires only when the table sets delta.setTransactionRetentionDuration
+// (PROTOCOL.md lets a checkpoint drop the txns whose lastUpdated is older);
+// lakesql sets none on the tables it creates, so the exactly-once record
+// of every writer is carried forward for ever.
 func (s *Snapshot) checkpointActions(now time.Time) []Action {
 	proto, md := s.Protocol, s.Metadata
 	out := []Action{{Protocol: &proto}, {MetaData: &md}}
+	txnHorizon, expireTxns := int64(0), false
+	if d, ok := TxnRetention(s.Metadata.Configuration); ok {
+		txnHorizon, expireTxns = now.Add(-d).UnixMilli(), true
+	}
 	for _, t := range s.Txns() {
 		t := t
+		if expireTxns && t.LastUpdated != nil && *t.LastUpdated < txnHorizon {
+			continue
+		}
 		out = append(out, Action{Txn: &t})
 	}
 	for _, d := range s.DomainMetadata() {
@@ -71,13 +85,7 @@ func (s *Snapshot) checkpointActions(now time.Time) []Action {
 	for _, f := range s.files {
 		out = append(out, Action{Add: f})
 	}
-	retention := defaultTombstoneRetention
-	if v, ok := s.Metadata.Configuration["delta.deletedFileRetentionDuration"]; ok {
-		if d, err := parseInterval(v); err == nil {
-			retention = d
-		}
-	}
-	horizon := now.Add(-retention).UnixMilli()
+	horizon := now.Add(-TombstoneRetention(s.Metadata.Configuration)).UnixMilli()
 	for _, r := range s.tombstones {
 		if r.DeletionTimestamp != nil && *r.DeletionTimestamp < horizon {
 			continue
@@ -87,25 +95,67 @@ func (s *Snapshot) checkpointActions(now time.Time) []Action {
 	return out
 }
 
-// parseInterval reads Spark's "interval N unit" form of durations.
+// TombstoneRetention is the table's delta.deletedFileRetentionDuration:
+// how long removed files stay for time travel (7 days when unset or
+// unreadable).
+func TombstoneRetention(conf map[string]string) time.Duration {
+	if d, ok := intervalProperty(conf, "delta.deletedFileRetentionDuration"); ok {
+		return d
+	}
+	return defaultTombstoneRetention
+}
+
+// TxnRetention is the table's delta.setTransactionRetentionDuration; ok
+// is false when it is unset (txns never expire) or unreadable.
+func TxnRetention(conf map[string]string) (time.Duration, bool) {
+	return intervalProperty(conf, "delta.setTransactionRetentionDuration")
+}
+
+func intervalProperty(conf map[string]string, key string) (time.Duration, bool) {
+	v, ok := conf[key]
+	if !ok {
+		return 0, false
+	}
+	d, err := parseInterval(v)
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
+}
+
+// parseInterval reads Spark's "interval N unit" form of durations, as
+// Spark writes and accepts them: case-insensitive, with or without the
+// word interval, several "N unit" pairs summed ("interval 1 day 12
+// hours"), units from microseconds to weeks, singular or plural.
 func parseInterval(s string) (time.Duration, error) {
-	var n int64
-	var unit string
-	if _, err := fmt.Sscanf(s, "interval %d %s", &n, &unit); err != nil {
+	f := strings.Fields(strings.ToLower(strings.TrimSpace(s)))
+	if len(f) > 0 && f[0] == "interval" {
+		f = f[1:]
+	}
+	if len(f) == 0 || len(f)%2 != 0 {
 		return 0, fmt.Errorf("bad interval %q", s)
 	}
 	units := map[string]time.Duration{
-		"second": time.Second, "seconds": time.Second,
-		"minute": time.Minute, "minutes": time.Minute,
-		"hour": time.Hour, "hours": time.Hour,
-		"day": 24 * time.Hour, "days": 24 * time.Hour,
-		"week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+		"microsecond": time.Microsecond, "millisecond": time.Millisecond,
+		"second": time.Second, "minute": time.Minute, "hour": time.Hour,
+		"day": 24 * time.Hour, "week": 7 * 24 * time.Hour,
 	}
-	u, ok := units[unit]
-	if !ok {
-		return 0, fmt.Errorf("bad interval unit in %q", s)
+	var total time.Duration
+	for i := 0; i < len(f); i += 2 {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad interval %q", s)
+		}
+		u, ok := units[strings.TrimSuffix(f[i+1], "s")]
+		if !ok {
+			return 0, fmt.Errorf("bad interval unit in %q", s)
+		}
+		if n > int64(math.MaxInt64/u) || n < -int64(math.MaxInt64/u) {
+			return 0, fmt.Errorf("interval %q is too long", s)
+		}
+		total += time.Duration(n) * u
 	}
-	return time.Duration(n) * u, nil
+	return total, nil
 }
 
 func jsonString(v any) string {

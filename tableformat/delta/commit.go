@@ -66,7 +66,7 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 	actions := []Action{
 		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
 			"partitionBy": opts.PartitionColumns,
-		}, txnID)},
+		}, nil, txnID)},
 		{Protocol: proto},
 		{MetaData: md},
 	}
@@ -80,7 +80,7 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 		}
 		return nil, fmt.Errorf("create table: %w", err)
 	}
-	return NewTable(store).At(ctx, 0)
+	return OpenTable(store, TableOptions{Now: opts.Now}).At(ctx, 0)
 }
 
 // createProtocol is the least protocol a new table needs: reader 1 and
@@ -189,7 +189,7 @@ func nowFunc(f func() time.Time) func() time.Time {
 // commitInfo builds the entry's commitInfo. txnID (Spark's field of that
 // name) is unique per Commit call: it tells our own entry from another
 // writer's when a put's outcome has to be read back.
-func commitInfo(now time.Time, op string, params map[string]any, txnID string) map[string]any {
+func commitInfo(now time.Time, op string, params, metrics map[string]any, txnID string) map[string]any {
 	ci := map[string]any{
 		"timestamp":  now.UnixMilli(),
 		"operation":  op,
@@ -204,6 +204,13 @@ func commitInfo(now time.Time, op string, params map[string]any, txnID string) m
 		}
 		ci["operationParameters"] = ps
 	}
+	if len(metrics) > 0 {
+		ms := map[string]string{}
+		for k, v := range metrics {
+			ms[k] = jsonString(v)
+		}
+		ci["operationMetrics"] = ms
+	}
 	return ci
 }
 
@@ -211,10 +218,9 @@ func commitInfo(now time.Time, op string, params map[string]any, txnID string) m
 type CommitOptions struct {
 	// Operation names the commit in commitInfo ("WRITE", "MERGE", ...).
 	Operation string
-	// Parameters go into commitInfo.operationParameters.
-	Parameters map[string]any
-	// Metrics go into commitInfo.operationMetrics (numAddedFiles, ...).
-	Metrics map[string]any
+	// Parameters go into commitInfo.operationParameters, Metrics into
+	// operationMetrics (both as JSON strings, as Spark writes them).
+	Parameters, Metrics map[string]any
 	// Now returns the commit time; time.Now when nil.
 	Now func() time.Time
 	// NoCheckpoint skips the checkpoint this commit would be due for, and
@@ -259,16 +265,7 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 	}
 	all := make([]Action, 0, len(actions)+1)
 	txnID := uuid.NewString()
-	ci := commitInfo(now, op, opts.Parameters, txnID)
-	if len(opts.Metrics) > 0 {
-		// Strings, as Spark writes them.
-		ms := map[string]string{}
-		for k, v := range opts.Metrics {
-			ms[k] = jsonString(v)
-		}
-		ci["operationMetrics"] = ms
-	}
-	all = append(all, Action{CommitInfo: ci})
+	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters, opts.Metrics, txnID)})
 	all = append(all, actions...)
 	data, err := EncodeActions(all)
 	if err != nil {

@@ -193,7 +193,7 @@ func TestCommitRaceGoroutines(t *testing.T) {
 		}
 		// The log entry is exactly what the winner wrote.
 		got, _ := ctReadCommit(t, store, r)
-		want, err := EncodeActions(append([]Action{{CommitInfo: commitInfo(at[w].now, "WRITE", nil, entryTxnID(got))}}, at[w].actions...))
+		want, err := EncodeActions(append([]Action{{CommitInfo: commitInfo(at[w].now, "WRITE", nil, nil, entryTxnID(got))}}, at[w].actions...))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ package delta
 // file is about to be read.
 
 import (
+	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -29,13 +30,16 @@ type TableOptions struct {
 	// object storage locations in canonical form (s3://bucket/prefix).
 	// Empty: the table's location alone.
 	AllowedRoots []string
+	// Now is the clock that checkpoints expire tombstones and txns by and
+	// log cleanup counts retention from; time.Now when nil.
+	Now func() time.Time
 }
 
 // OpenTable returns the table stored in store, reading only files inside
 // its location or opts.AllowedRoots. Like NewTable it does not touch
 // storage.
 func OpenTable(store Storage, opts TableOptions) *Table {
-	return &Table{store: store, allowedRoots: append([]string(nil), opts.AllowedRoots...)}
+	return &Table{store: store, allowedRoots: append([]string(nil), opts.AllowedRoots...), now: opts.Now}
 }
 
 // OutsidePathError reports a path in the log that leads outside the

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/lakesql/lakesql/internal/fsync"
+	"github.com/lakesql/lakesql/internal/stagename"
 	"github.com/lakesql/lakesql/internal/sqlquote"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
@@ -26,6 +25,10 @@ type WriteOptions struct {
 	// of about this many bytes. A partitioned write makes one file per
 	// partition value.
 	TargetFileSize int64
+	// Now is the stage time, which every file's name carries
+	// (internal/stagename) so VACUUM can tell a stage in flight from a
+	// crash's leftover; time.Now when nil.
+	Now func() time.Time
 }
 
 // WriteFiles runs query on DuckDB and writes its rows as Parquet data files
@@ -75,8 +78,9 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	if err := os.MkdirAll(root, fsync.DirMode); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
-	token := strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
-	adds, err := s.copyFiles(ctx, q, query, cols, root, token, target, schema, parts)
+	now := nowFunc(opts.Now)()
+	token := stagename.New(now)
+	adds, err := s.copyFiles(ctx, q, query, cols, root, token, now, target, schema, parts)
 	if err == nil {
 		err = publish(ctx, store, root, adds)
 	}
@@ -123,11 +127,12 @@ func removeWritten(root, token string) {
 // copyFiles runs DuckDB's COPY with per-file statistics and turns each file
 // it reports into an add action.
 func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols []string, root, token string,
-	target int64, schema *StructType, parts map[string]bool) ([]*Add, error) {
+	stagedAt time.Time, target int64, schema *StructType, parts map[string]bool) ([]*Add, error) {
 	options := []string{
 		"FORMAT parquet", "RETURN_STATS", "COMPRESSION snappy",
 		// The token names this write's files, so a COPY that fails halfway
-		// can find and delete what it already wrote.
+		// can find and delete what it already wrote; it carries the stage
+		// time, which VACUUM and Commit read back.
 		fmt.Sprintf("FILENAME_PATTERN 'part-%s-{uuid}'", token), "APPEND",
 	}
 	if pcs := s.Metadata.PartitionColumns; len(pcs) == 0 {
@@ -157,7 +162,7 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 	defer rows.Close()
 	var adds []*Add
 	var empty []string
-	now := time.Now().UnixMilli()
+	now := stagedAt.UnixMilli()
 	for rows.Next() {
 		var (
 			file                string

@@ -79,3 +79,21 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorruptLog, fmt.Sprintf(format, args...))
 }
+
+// ErrVersionExpired marks a version whose log entries are gone (log
+// cleanup removed them): the log cannot rebuild it any more, though it
+// existed. *VersionExpiredError names the oldest version it can rebuild.
+var ErrVersionExpired = errors.New("Delta version expired from the log")
+
+// VersionExpiredError reports a version older than the oldest the log can
+// still rebuild. It matches ErrVersionExpired.
+type VersionExpiredError struct {
+	Version, Oldest int64
+}
+
+func (e *VersionExpiredError) Error() string {
+	return fmt.Sprintf("version %d is no longer in the Delta log (cleaned up); the oldest version it can rebuild is %d", e.Version, e.Oldest)
+}
+
+// Is makes errors.Is(err, ErrVersionExpired) hold.
+func (e *VersionExpiredError) Is(target error) bool { return target == ErrVersionExpired }

@@ -69,3 +69,83 @@ func (t *Table) LogRange(ctx context.Context) (LogRange, error) {
 	}
 	return r, nil
 }
+
+// ReadableVersions lists the log and returns the oldest and the latest
+// version it can rebuild: the oldest is 0 while the log still starts at
+// version 0, and after log cleanup the oldest complete checkpoint from
+// which the commits run without a gap to the latest.
+func (t *Table) ReadableVersions(ctx context.Context) (oldest, latest int64, err error) {
+	files, err := t.listLog(ctx, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	oldest, latest = readableRange(files)
+	if oldest < 0 {
+		return 0, 0, corrupt("no version from a complete checkpoint or version 0 runs without a gap to version %d", latest)
+	}
+	return oldest, latest, nil
+}
+
+// readableRange is ReadableVersions over a listing; oldest is -1 when no
+// version can be rebuilt.
+func readableRange(files []logFile) (oldest, latest int64) {
+	commits := map[int64]bool{}
+	latest = -1
+	for _, f := range files {
+		if f.version > latest {
+			latest = f.version
+		}
+		if f.kind == kindCommit {
+			commits[f.version] = true
+		}
+	}
+	// from: the oldest version from which every commit up to latest is there.
+	from := latest + 1
+	for from > 0 && commits[from-1] {
+		from--
+	}
+	if from == 0 {
+		return 0, latest
+	}
+	cps := completeCheckpoints(files)
+	for _, c := range cps {
+		if c+1 >= from {
+			return c, latest
+		}
+	}
+	return -1, latest
+}
+
+// completeCheckpoints returns the versions of the checkpoints that are
+// whole (classic, V2, or every part of a multi-part one), ascending.
+func completeCheckpoints(files []logFile) []int64 {
+	parts := map[int64]map[int]map[int]bool{} // version -> numParts -> parts seen
+	whole := map[int64]bool{}
+	for _, f := range files {
+		switch f.kind {
+		case kindCheckpointClassic, kindCheckpointV2:
+			whole[f.version] = true
+		case kindCheckpointPart:
+			if parts[f.version] == nil {
+				parts[f.version] = map[int]map[int]bool{}
+			}
+			if parts[f.version][f.numParts] == nil {
+				parts[f.version][f.numParts] = map[int]bool{}
+			}
+			parts[f.version][f.numParts][f.part] = true
+		}
+	}
+	for v, byN := range parts {
+		for n, seen := range byN {
+			if len(seen) == n {
+				whole[v] = true
+			}
+		}
+	}
+	out := make([]int64, 0, len(whole))
+	for v := range whole {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

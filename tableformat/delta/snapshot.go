@@ -10,6 +10,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Table is a Delta table at one location. It holds no state besides its
@@ -20,6 +21,7 @@ type Table struct {
 	// allowedRoots are where, besides the table's location, the files its
 	// log names may be (OpenTable).
 	allowedRoots []string
+	now          func() time.Time // nil: time.Now
 }
 
 // NewTable returns the table stored in store, reading only files inside
@@ -367,6 +369,9 @@ func planSegment(files []logFile, want int64) (segment, error) {
 		if !ok {
 			if seg.checkpointVersion < 0 && v == 0 && len(commits) == 0 {
 				return segment{}, fmt.Errorf("%w: no commit and no checkpoint in %s", ErrNotATable, logDir)
+			}
+			if oldest, _ := readableRange(files); want >= 0 && oldest >= 0 && want < oldest {
+				return segment{}, &VersionExpiredError{Version: want, Oldest: oldest}
 			}
 			return segment{}, corrupt("version %d is missing (replaying from %s to %d)",
 				v, startName(seg.checkpointVersion), latest)

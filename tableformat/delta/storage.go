@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lakesql/lakesql/internal/fsync"
 )
@@ -24,6 +25,9 @@ type Storage interface {
 	// list from a key cheaply, so a reader that knows its checkpoint need not
 	// list the whole history.
 	List(ctx context.Context, prefix, startAfter string) ([]ObjectInfo, error)
+	// ListAll returns every object whose key starts with prefix, at any
+	// depth below it, in no particular order: what VACUUM walks.
+	ListAll(ctx context.Context, prefix string) ([]ObjectInfo, error)
 	// PutIfAbsent writes the object only if no object has that key; otherwise it
 	// returns an error wrapping ErrVersionExists. It must be atomic: of two
 	// racing writers exactly one wins. Delta commits depend on it.
@@ -58,6 +62,9 @@ type Storage interface {
 type ObjectInfo struct {
 	Key  string
 	Size int64
+	// ModTime is when the object was last written (the file's mtime, the
+	// store's LastModified); zero when the storage does not tell.
+	ModTime time.Time
 }
 
 // LocalStorage keeps a table in a directory of the local file system.
@@ -123,7 +130,7 @@ func (s *LocalStorage) Stat(_ context.Context, key string) (ObjectInfo, error) {
 	if !info.Mode().IsRegular() {
 		return ObjectInfo{}, fmt.Errorf("stat %s: not a regular file", key)
 	}
-	return ObjectInfo{Key: key, Size: info.Size()}, nil
+	return ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()}, nil
 }
 
 // Get implements Storage.
@@ -167,9 +174,48 @@ func (s *LocalStorage) List(_ context.Context, prefix, startAfter string) ([]Obj
 		if err != nil {
 			continue // removed while listing
 		}
-		out = append(out, ObjectInfo{Key: key, Size: info.Size()})
+		out = append(out, ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// ListAll implements Storage by walking the directory of prefix; only
+// regular files are objects.
+func (s *LocalStorage) ListAll(_ context.Context, prefix string) ([]ObjectInfo, error) {
+	dir := ""
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		dir = prefix[:i]
+	}
+	var out []ObjectInfo
+	err := filepath.WalkDir(s.LocalPath(dir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walking, or no such folder
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(s.Root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if !strings.HasPrefix(key, prefix) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // removed while walking
+		}
+		out = append(out, ObjectInfo{Key: key, Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
 	return out, nil
 }
 

@@ -121,18 +121,18 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 
 // Stat implements delta.Storage.
 func (s *Store) Stat(ctx context.Context, key string) (delta.ObjectInfo, error) {
-	var size int64
+	info := delta.ObjectInfo{Key: key}
 	err := s.retry.do(ctx, s.breaker, "stat "+key, func(ctx context.Context) error {
 		a, err := s.bucket.Attributes(ctx, s.key(key))
 		if err == nil {
-			size = a.Size
+			info.Size, info.ModTime = a.Size, a.ModTime
 		}
 		return err
 	})
 	if err != nil {
 		return delta.ObjectInfo{}, notFound("stat", key, err)
 	}
-	return delta.ObjectInfo{Key: key, Size: size}, nil
+	return info, nil
 }
 
 // List implements delta.Storage. On S3 the listing starts after startAfter
@@ -166,7 +166,7 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]delta.Ob
 				continue
 			}
 			if k := strings.TrimPrefix(obj.Key, s.key("")); k > startAfter {
-				out = append(out, delta.ObjectInfo{Key: k, Size: obj.Size})
+				out = append(out, delta.ObjectInfo{Key: k, Size: obj.Size, ModTime: obj.ModTime})
 			}
 		}
 	})
@@ -175,6 +175,12 @@ func (s *Store) List(ctx context.Context, prefix, startAfter string) ([]delta.Ob
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, nil
+}
+
+// ListAll implements delta.Storage: an object store's listing of a
+// prefix is already recursive.
+func (s *Store) ListAll(ctx context.Context, prefix string) ([]delta.ObjectInfo, error) {
+	return s.List(ctx, prefix, "")
 }
 
 // PutIfAbsent implements delta.Storage with the store's conditional put
