@@ -50,6 +50,9 @@ type CompactOptions struct {
 	// WHERE); nil keeps all. It gets DataFile.Partition of the partition's
 	// files: typed values by partition column, nil for null.
 	Partitions func(partition map[string]any) (bool, error)
+	// Predicate is the text Partitions was made from (OPTIMIZE's WHERE),
+	// for the table's history; empty when none.
+	Predicate string
 	// MaxRetries bounds the plans after conflicts (0: a default).
 	MaxRetries int
 	// Operation names the commit in the table's history ("OPTIMIZE" when

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	ice "github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -566,4 +569,164 @@ func TestStageExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRows(t, p, db, dir, rowStrings(row{ID: 2}))
+}
+
+// TestCompactDayPartitions: a table partitioned by day(ts) compacts each
+// day's files into one, rows (timestamps included) unchanged.
+func TestCompactDayPartitions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	db := providertest.OpenDuckDB(t)
+	schema := arrow.NewSchema(append(ordersSchema.Fields(), arrow.Field{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true}), nil)
+	def := catalogadapter.TableDef{Schema: schema, PartitionSpec: catalogadapter.PartitionSpec{Fields: []catalogadapter.PartitionField{
+		{Name: "ts", Transform: catalogadapter.Transform{Kind: catalogadapter.Day}},
+	}}}
+	if err := p.CreateTable(ctx, ordersID, def); err != nil {
+		t.Fatal(err)
+	}
+	var want []row
+	for i := range 12 {
+		r := row{ID: int64(i), Amount: float64(i), Region: "eu"}
+		want = append(want, r)
+		q := fmt.Sprintf("%s, TIMESTAMP '2030-01-0%d 10:00:00' + INTERVAL %d MINUTE AS ts", rowSQL(r), 1+i%3, i)
+		rc, err := p.StageSQL(ctx, ordersID, db, catalogadapter.Source{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Commit(ctx, ordersID, []catalogadapter.Receipt{rc}, catalogadapter.CommitOptions{WriterID: "w", Epoch: int64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timestamps := func() []string {
+		q, err := p.ScanSQL(ctx, ordersID, db, -1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := db.Query("SELECT id || '@' || strftime(ts, '%Y-%m-%d %H:%M') FROM (" + q + ") ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		var out []string
+		for rs.Next() {
+			var s string
+			if err := rs.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	before := timestamps()
+	out, err := p.Compact(ctx, ordersID, db, catalogadapter.CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Committed || out.Partitions != 3 || out.FilesRemoved != 12 || out.FilesAdded != 3 {
+		t.Fatalf("outcome %+v", out)
+	}
+	checkRows(t, p, db, dir, rowStrings(want...))
+	if d := cmp.Diff(before, timestamps()); d != "" {
+		t.Fatalf("timestamps changed (-before +after):\n%s", d)
+	}
+}
+
+// TestCompactTwoThousandAppends: 2,000 one-row appends (2,000 snapshots,
+// files and manifests) compact into one file with the same rows; the log
+// reports how long the compaction took, for the record (no assertion on
+// time).
+func TestCompactTwoThousandAppends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000 commits take a minute or more")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	db := providertest.OpenDuckDB(t)
+	createOrders(t, p)
+	const n = 2000
+	start := time.Now()
+	want := make([]row, n)
+	for i := range n {
+		want[i] = row{ID: int64(i), Amount: float64(i), Region: "eu"}
+		appendRows(t, p, db, "w", int64(i+1), want[i])
+	}
+	appended := time.Since(start)
+	if st := stats(t, p); st.LiveFiles != n {
+		t.Fatalf("live files before: %d", st.LiveFiles)
+	}
+	start = time.Now()
+	out, err := p.Compact(ctx, ordersID, db, catalogadapter.CompactOptions{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d appends in %s; compaction of %d files into %d in %s", n, appended, out.FilesRemoved, out.FilesAdded, took)
+	if !out.Committed || out.FilesRemoved != n || out.FilesAdded != 1 || stats(t, p).LiveFiles != 1 {
+		t.Fatalf("outcome %+v", out)
+	}
+	checkRows(t, p, db, dir, rowStrings(want...))
+	if e := lastEpoch(t, p, "w"); e != n {
+		t.Fatalf("last epoch %d", e)
+	}
+}
+
+// TestCompactPositionDeletes: position deletes (iceberg-go's merge-on-read
+// DELETE) are folded in like equality deletes; one that lands between the
+// plan and the commit, naming a file being rewritten, makes the
+// compaction plan again, and the deleted row stays deleted.
+func TestCompactPositionDeletes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	db := providertest.OpenDuckDB(t)
+	def := catalogadapter.TableDef{Schema: ordersSchema, Properties: map[string]string{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}}
+	if err := p.CreateTable(ctx, ordersID, def); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[int64]row{}
+	for i := range 4 { // two rows a file: a DELETE of one writes a position delete
+		a, b := row{ID: int64(2 * i), Region: "eu"}, row{ID: int64(2*i + 1), Region: "us"}
+		appendRows(t, p, db, "w", int64(i+1), a, b)
+		rows[a.ID], rows[b.ID] = a, b
+	}
+	deleteID := func(id int64) {
+		tx := freshTable(t, dir, ordersID).NewTransaction()
+		if err := tx.Delete(ctx, ice.EqualTo(ice.Reference("id"), id), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		delete(rows, id)
+	}
+	want := func() []string {
+		var out []row
+		for _, r := range rows {
+			out = append(out, r)
+		}
+		return rowStrings(out...)
+	}
+	deleteID(3)
+	if st := stats(t, p); st.DeleteFiles != 1 {
+		t.Fatalf("stats after a merge-on-read DELETE: %+v", st)
+	}
+	checkRows(t, p, db, dir, want())
+	p.beforeCompactCommit = func(attempt int) {
+		if _, ok := rows[4]; ok {
+			deleteID(4)
+		}
+	}
+	out, err := p.Compact(ctx, ordersID, db, catalogadapter.CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Committed || out.Retries != 1 || out.DeleteFilesRemoved != 2 || out.Rows != 6 {
+		t.Fatalf("outcome %+v", out)
+	}
+	checkRows(t, p, db, dir, want())
+	if st := stats(t, p); st.DeleteFiles != 0 || st.LiveFiles != 1 {
+		t.Fatalf("stats after: %+v", st)
+	}
 }

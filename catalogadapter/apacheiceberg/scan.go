@@ -32,15 +32,8 @@ func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int
 		return 0, nil, fmt.Errorf("files of %s: %w", id, err)
 	}
 	schema := tbl.Schema()
-	identity := map[int]string{} // partition field id -> source column
+	identity := identityColumns(tbl)
 	spec := tbl.Spec()
-	for _, f := range spec.Fields() {
-		if _, ok := f.Transform.(ice.IdentityTransform); ok {
-			if name, ok := schema.FindColumnName(f.SourceID()); ok {
-				identity[f.FieldID] = name
-			}
-		}
-	}
 	seen := map[string]bool{}
 	out := make([]catalogadapter.DataFile, 0, len(tasks))
 	for _, t := range tasks {
@@ -55,15 +48,8 @@ func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int
 		}
 		df.Min = bounds(schema, f.LowerBoundValues())
 		df.Max = bounds(schema, f.UpperBoundValues())
-		if int(f.SpecID()) == spec.ID() {
-			for fid, v := range f.Partition() {
-				if col, ok := identity[fid]; ok {
-					if df.Partition == nil {
-						df.Partition = map[string]any{}
-					}
-					df.Partition[col] = plainValue(v)
-				}
-			}
+		if pv := partitionValues(f, identity); int(f.SpecID()) == spec.ID() && len(pv) > 0 {
+			df.Partition = pv
 		}
 		out = append(out, df)
 	}

@@ -42,24 +42,36 @@ func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int
 			df.Rows = n
 		}
 		df.Min, df.Max = bounds(a.Stats, logical)
-		if len(snap.Metadata.PartitionColumns) > 0 {
-			df.Partition = make(map[string]any, len(snap.Metadata.PartitionColumns))
-			for _, c := range snap.Metadata.PartitionColumns {
-				f := schema.Field(c)
-				if f == nil {
-					return 0, nil, fmt.Errorf("files of %s: %w: partition column %q is not in the schema",
-						id.Name, catalogadapter.ErrUnsupported, c)
-				}
-				v, err := delta.ParsePartitionValue(f.Type, a.PartitionValues[physicalName(f, mapped)])
-				if err != nil {
-					return 0, nil, fmt.Errorf("files of %s: file %s: %w: %w", id.Name, a.Path, catalogadapter.ErrUnsupported, err)
-				}
-				df.Partition[c] = v
-			}
+		if df.Partition, err = typedPartition(snap, schema, a); err != nil {
+			return 0, nil, fmt.Errorf("files of %s: %w", id.Name, err)
 		}
 		out = append(out, df)
 	}
 	return snap.Version, out, nil
+}
+
+// typedPartition is a's partition values, typed, by logical column name;
+// nil for an unpartitioned table.
+func typedPartition(snap *delta.Snapshot, schema *delta.StructType, a *delta.Add) (map[string]any, error) {
+	cols := snap.Metadata.PartitionColumns
+	if len(cols) == 0 {
+		return nil, nil
+	}
+	mode := snap.Metadata.Configuration["delta.columnMapping.mode"]
+	mapped := mode != "" && mode != "none"
+	out := make(map[string]any, len(cols))
+	for _, c := range cols {
+		f := schema.Field(c)
+		if f == nil {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", catalogadapter.ErrUnsupported, c)
+		}
+		v, err := delta.ParsePartitionValue(f.Type, a.PartitionValues[physicalName(f, mapped)])
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w: %w", a.Path, catalogadapter.ErrUnsupported, err)
+		}
+		out[c] = v
+	}
+	return out, nil
 }
 
 func physicalName(f *delta.StructField, mapped bool) string {

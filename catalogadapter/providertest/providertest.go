@@ -69,6 +69,7 @@ func Run(t *testing.T, newTable NewTable, opts Options) {
 			c.run(t, &suite{p: p, id: id, opts: opts, db: OpenDuckDB(t)})
 		})
 	}
+	runCompactChecks(t, newTable, opts)
 }
 
 // Schema is the table every check creates: an id and a name.

@@ -213,6 +213,8 @@ type CommitOptions struct {
 	Operation string
 	// Parameters go into commitInfo.operationParameters.
 	Parameters map[string]any
+	// Metrics go into commitInfo.operationMetrics (numAddedFiles, ...).
+	Metrics map[string]any
 	// Now returns the commit time; time.Now when nil.
 	Now func() time.Time
 	// NoCheckpoint skips the checkpoint this commit would be due for, and
@@ -257,7 +259,16 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 	}
 	all := make([]Action, 0, len(actions)+1)
 	txnID := uuid.NewString()
-	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters, txnID)})
+	ci := commitInfo(now, op, opts.Parameters, txnID)
+	if len(opts.Metrics) > 0 {
+		// Strings, as Spark writes them.
+		ms := map[string]string{}
+		for k, v := range opts.Metrics {
+			ms[k] = jsonString(v)
+		}
+		ci["operationMetrics"] = ms
+	}
+	all = append(all, Action{CommitInfo: ci})
 	all = append(all, actions...)
 	data, err := EncodeActions(all)
 	if err != nil {
