@@ -23,7 +23,7 @@ type checkpointer struct {
 	// cleaned is when each table's log was last cleaned up (logcleanup.go).
 	cleaned map[string]time.Time
 	closed  bool
-	wg     sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 // start writes the checkpoint of version in the background, unless one of

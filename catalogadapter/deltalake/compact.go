@@ -338,7 +338,11 @@ func (p *Provider) commitCompaction(ctx context.Context, t *delta.Table, tpath s
 		if err := ctx.Err(); err != nil {
 			return delta.CommitResult{}, attempt, err
 		}
-		res, err := snap.Commit(ctx, p.compactActions(pl.removed, adds), co)
+		// The tombstones carry the commit's own time (VACUUM's oldest
+		// readable version relies on it).
+		at := p.opts.Now()
+		co.Now = func() time.Time { return at }
+		res, err := snap.Commit(ctx, p.compactActions(pl.removed, adds, at), co)
 		if err == nil {
 			p.snaps.put(tpath, snap, res.Snapshot)
 			p.afterCommit(tpath, t, snap, res)
@@ -388,8 +392,8 @@ func compactionStale(pl compactPlan, snap *delta.Snapshot) string {
 // compactActions are the compaction's tombstones and adds, none changing
 // data (PROTOCOL.md: a remove with extendedFileMetadata carries the file's
 // partition values, size and tags).
-func (p *Provider) compactActions(removed, adds []*delta.Add) []delta.Action {
-	now := p.opts.Now().UnixMilli()
+func (p *Provider) compactActions(removed, adds []*delta.Add, at time.Time) []delta.Action {
+	now := at.UnixMilli()
 	out := make([]delta.Action, 0, len(removed)+len(adds))
 	for _, f := range removed {
 		size, ext := f.Size, true

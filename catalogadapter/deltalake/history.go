@@ -87,7 +87,8 @@ func (p *Provider) VersionAt(ctx context.Context, id catalogadapter.TableIdent, 
 		return 0, err
 	}
 	tpath, _ := tablePath(id) // latest checked it
-	logOldest, _, err := t.ReadableVersions(ctx)
+	lr, err := t.LogRange(ctx)
+	logOldest := lr.Oldest
 	if err != nil {
 		return 0, readError(tpath, err)
 	}

@@ -44,10 +44,13 @@ func (p *Provider) Stats(ctx context.Context, id catalogadapter.TableIdent, smal
 	cp := min(lr.Checkpoint, snap.Version)
 	cp = max(cp, snap.CheckpointVersion)
 	st.VersionsSinceCheckpoint = snap.Version - cp
-	st.OldestVersion = oldestVersion(lr)
+	// The oldest readable: the log's oldest, or the last VACUUM's when later.
+	st.OldestVersion = lr.Oldest
+	tpath, _ := tablePath(id)
+	if vac, ok, err := p.oldestVacuumed(ctx, t, tpath, snap.Version, lr.Oldest); err != nil {
+		return st, fmt.Errorf("stats of %s: %w", id.Name, readError(id.Name, err))
+	} else if ok && vac > st.OldestVersion {
+		st.OldestVersion = vac
+	}
 	return st, nil
 }
-
-// oldestVersion is the oldest version of the table still readable: the
-// oldest its log can reconstruct.
-func oldestVersion(lr delta.LogRange) int64 { return lr.Oldest }

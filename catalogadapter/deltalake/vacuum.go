@@ -22,6 +22,12 @@ const (
 	oldestVersionParam = "oldestReadableVersion"
 )
 
+// stageGrace is how much longer than catalogadapter.StageLifetime VACUUM
+// leaves an unreferenced stage alone: a commit that checked a stage's age
+// just inside the lifetime still lands a moment later, and another
+// process's clock may run behind this one's.
+const stageGrace = time.Hour
+
 // Vacuum implements catalogadapter.Vacuumer. It keeps every file the
 // latest version holds and every file a tombstone removed after the
 // cutoff (now less the retention) names, and deletes the other files
@@ -60,7 +66,7 @@ func (p *Provider) Vacuum(ctx context.Context, id catalogadapter.TableIdent, opt
 			catalogadapter.ErrRetention, retain, tableRetain))
 	}
 	cutoff := now.Add(-retain)
-	plan, err := t.PlanVacuum(ctx, delta.VacuumPlanOptions{Cutoff: cutoff, StageCutoff: now.Add(-catalogadapter.StageLifetime)})
+	plan, err := t.PlanVacuum(ctx, delta.VacuumPlanOptions{Cutoff: cutoff, StageCutoff: now.Add(-catalogadapter.StageLifetime - stageGrace)})
 	if err != nil {
 		return fail(readError(tpath, err))
 	}
@@ -113,7 +119,8 @@ func (p *Provider) Vacuum(ctx context.Context, id catalogadapter.TableIdent, opt
 // tombstones carry their commit time, after the cutoff), or the oldest
 // the log holds when every version is younger.
 func oldestAfterVacuum(ctx context.Context, t *delta.Table, latest int64, cutoff time.Time) (int64, error) {
-	logOldest, _, err := t.ReadableVersions(ctx)
+	lr, err := t.LogRange(ctx)
+	logOldest := lr.Oldest
 	if err != nil {
 		return 0, err
 	}
@@ -187,10 +194,11 @@ func (c *vacuumCache) set(path string, m vacuumMark) {
 
 // oldestReadable is the oldest version of the table both its log can
 // rebuild and its files still serve: the later of the log's oldest
-// (delta.ReadableVersions) and the last vacuum's (oldestVacuumed). why
+// (delta.Table.LogRange) and the last vacuum's (oldestVacuumed). why
 // names what bounds it.
 func (p *Provider) oldestReadable(ctx context.Context, t *delta.Table, tpath string, latest int64) (oldest int64, why string, err error) {
-	logOldest, _, err := t.ReadableVersions(ctx)
+	lr, err := t.LogRange(ctx)
+	logOldest := lr.Oldest
 	if err != nil {
 		return 0, "", err
 	}

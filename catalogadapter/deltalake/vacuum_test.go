@@ -2,6 +2,7 @@ package deltalake
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,9 +15,20 @@ import (
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/internal/clocktest"
 	"github.com/lakesql/lakesql/internal/stagename"
+	"github.com/lakesql/lakesql/tableformat/delta"
 )
 
 const day = 24 * time.Hour
+
+// vacuumTable makes a provider on a pinned clock and an orders table.
+func vacuumTable(t *testing.T, def catalogadapter.TableDef) (*clocktest.Clock, *sql.DB, *Provider, catalogadapter.TableIdent) {
+	t.Helper()
+	clock := clocktest.New(t0)
+	db := openDB(t)
+	p := New(db, testOptions(clock))
+	t.Cleanup(func() { p.Close() })
+	return clock, db, p, newTable(t, p, def)
+}
 
 // commitRows stages rows and commits them, removing the files of remove.
 func commitRows(t *testing.T, p *Provider, id catalogadapter.TableIdent, rows []row, remove []string, writer string, epoch int64) (int64, []string) {
@@ -66,11 +78,7 @@ func isUnder(p, dir string) bool {
 // for a provider that did not run the vacuum.
 func TestVacuumKeepsRetainedVersions(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{})
 
 	v1, files1 := commitRows(t, p, id, idRows(1, 3), nil, "w", 1)
 	clock.Advance(day)
@@ -102,6 +110,9 @@ func TestVacuumKeepsRetainedVersions(t *testing.T) {
 		if diff := cmp.Diff(rows, scanRows(t, p, db, id, v, nil)); diff != "" {
 			t.Errorf("version %d after vacuum (-want +got):\n%s", v, diff)
 		}
+	}
+	if st, err := p.Stats(ctx, id, 0); err != nil || st.OldestVersion != v2 {
+		t.Errorf("Stats oldest version = %d, %v; want %d", st.OldestVersion, err, v2)
 	}
 	fresh := New(db, testOptions(clock)) // knows nothing of the vacuum but the log
 	defer fresh.Close()
@@ -151,11 +162,7 @@ func TestVacuumKeepsRetainedVersions(t *testing.T) {
 // refused retention delete nothing.
 func TestVacuumStagesAndOrphans(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{})
 	commitRows(t, p, id, idRows(1, 2), nil, "", 0)
 
 	fresh := writeRows(t, p, id, idRows(10, 2))
@@ -175,6 +182,7 @@ func TestVacuumStagesAndOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(catalogadapter.StageLifetime + time.Minute)
+	// Refused at commit from now on; VACUUM waits out stageGrace as well.
 	before, _, _ := p.Files(ctx, id)
 	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{stale}, catalogadapter.CommitOptions{Epoch: -1}); !errors.Is(err, catalogadapter.ErrStageExpired) {
 		t.Fatalf("commit of an expired stage: %v; want ErrStageExpired", err)
@@ -182,6 +190,10 @@ func TestVacuumStagesAndOrphans(t *testing.T) {
 	if after, _, _ := p.Files(ctx, id); after != before {
 		t.Fatalf("the refused commit made version %d", after)
 	}
+	if dry, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: 0, AllowShortRetention: true, DryRun: true}); err != nil || len(dry.Files) != 0 {
+		t.Errorf("within the grace after the stage lifetime, VACUUM would delete %v (%v)", dry.Files, err)
+	}
+	clock.Advance(stageGrace)
 	onDisk := dataFiles(t, id.Name)
 
 	if _, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: time.Hour}); !errors.Is(err, catalogadapter.ErrRetention) {
@@ -246,11 +258,7 @@ func receiptPaths(t *testing.T, r catalogadapter.Receipt) []string {
 // were written, and an older one fails naming the oldest readable.
 func TestLogCleanupKeepsEpochsAndRetainedVersions(t *testing.T) {
 	ctx := context.Background()
-	clock := clocktest.New(t0)
-	db := openDB(t)
-	p := New(db, testOptions(clock))
-	defer p.Close()
-	id := newTable(t, p, catalogadapter.TableDef{CheckpointInterval: 3})
+	clock, db, p, id := vacuumTable(t, catalogadapter.TableDef{CheckpointInterval: 3})
 
 	commitRows(t, p, id, idRows(1, 1), nil, "early", 7) // v1
 	var files []string
@@ -306,5 +314,56 @@ func TestLogCleanupKeepsEpochsAndRetainedVersions(t *testing.T) {
 	}
 	if n := h[len(h)-1].Version; n != ve.Oldest {
 		t.Errorf("history ends at version %d, want %d", n, ve.Oldest)
+	}
+}
+
+// TestVacuumObjectStorage: on S3 (versitygw) VACUUM finds files in the
+// listing, ages an unstamped one by its LastModified, and leaves the table
+// reading right.
+func TestVacuumObjectStorage(t *testing.T) {
+	ctx := context.Background()
+	clock := clocktest.New(time.Now().UTC())
+	p := s3Provider(t, clock)
+	id := s3Table(t)
+	if err := p.CreateTable(ctx, id, catalogadapter.TableDef{Schema: ordersSchema()}); err != nil {
+		t.Fatal(err)
+	}
+	_, files1 := commitRows(t, p, id, idRows(1, 3), nil, "w", 1)
+	commitRows(t, p, id, idRows(4, 3), files1, "w", 2)
+	orphan := writeRows(t, p, id, idRows(9, 1))
+	tbl, _, err := p.table(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Storage().Put(ctx, "junk.parquet", []byte("not ours")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Storage().Put(ctx, "_SUCCESS", nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(8 * day)
+	out, err := p.Vacuum(ctx, id, catalogadapter.VacuumOptions{Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []catalogadapter.VacuumedFile
+	for _, f := range out.Files {
+		got = append(got, catalogadapter.VacuumedFile{Path: f.Path, Reason: f.Reason})
+	}
+	want := []catalogadapter.VacuumedFile{{Path: "junk.parquet", Reason: "orphan"}, {Path: files1[0], Reason: "removed"}, {Path: receiptPaths(t, orphan)[0], Reason: "orphan"}}
+	sort.Slice(want, func(i, j int) bool { return want[i].Path < want[j].Path })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"junk.parquet", files1[0]} {
+		if _, err := tbl.Storage().Stat(ctx, k); !errors.Is(err, delta.ErrNotFound) {
+			t.Errorf("%s is still there: %v", k, err)
+		}
+	}
+	if _, err := tbl.Storage().Stat(ctx, "_SUCCESS"); err != nil {
+		t.Errorf("the hidden _SUCCESS was deleted: %v", err)
+	}
+	if diff := cmp.Diff(idRows(4, 3), scanRows(t, p, p.db, id, -1, nil)); diff != "" {
+		t.Errorf("table after vacuum (-want +got):\n%s", diff)
 	}
 }

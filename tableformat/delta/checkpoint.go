@@ -68,7 +68,8 @@ func (s *Snapshot) checkpointActions(now time.Time) []Action {
 	proto, md := s.Protocol, s.Metadata
 	out := []Action{{Protocol: &proto}, {MetaData: &md}}
 	txnHorizon, expireTxns := int64(0), false
-	if d, ok := TxnRetention(s.Metadata.Configuration); ok {
+	// An unreadable retention expires nothing: keeping a record is safe.
+	if d, ok, err := s.Metadata.TxnRetention(); ok && err == nil && d >= 0 {
 		txnHorizon, expireTxns = now.Add(-d).UnixMilli(), true
 	}
 	for _, t := range s.Txns() {
@@ -103,12 +104,6 @@ func TombstoneRetention(conf map[string]string) time.Duration {
 		return d
 	}
 	return defaultTombstoneRetention
-}
-
-// TxnRetention is the table's delta.setTransactionRetentionDuration; ok
-// is false when it is unset (txns never expire) or unreadable.
-func TxnRetention(conf map[string]string) (time.Duration, bool) {
-	return intervalProperty(conf, "delta.setTransactionRetentionDuration")
 }
 
 func intervalProperty(conf map[string]string, key string) (time.Duration, bool) {

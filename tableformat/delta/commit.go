@@ -218,9 +218,11 @@ func commitInfo(now time.Time, op string, params, metrics map[string]any, txnID 
 type CommitOptions struct {
 	// Operation names the commit in commitInfo ("WRITE", "MERGE", ...).
 	Operation string
-	// Parameters go into commitInfo.operationParameters, Metrics into
-	// operationMetrics (both as JSON strings, as Spark writes them).
-	Parameters, Metrics map[string]any
+	// Parameters go into commitInfo.operationParameters.
+	Parameters map[string]any
+	// Metrics go into commitInfo.operationMetrics (numAddedFiles, ...),
+	// as JSON strings, as Spark writes them.
+	Metrics map[string]any
 	// Now returns the commit time; time.Now when nil.
 	Now func() time.Time
 	// NoCheckpoint skips the checkpoint this commit would be due for, and

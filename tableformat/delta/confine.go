@@ -9,7 +9,6 @@ package delta
 // file is about to be read.
 
 import (
-	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lakesql/lakesql/internal/subtree"
 )

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lakesql/lakesql/internal/fsync"
-	"github.com/lakesql/lakesql/internal/stagename"
 	"github.com/lakesql/lakesql/internal/sqlquote"
+	"github.com/lakesql/lakesql/internal/stagename"
 	"github.com/lakesql/lakesql/tableformat/filecache"
 )
 

@@ -25,7 +25,7 @@ type VersionInfo struct {
 	Txns               []Txn
 	Adds               []*Add
 	Removes            []*Remove
-	inCommitTime    bool
+	inCommitTime       bool
 	hasCommitTimestamp bool
 }
 

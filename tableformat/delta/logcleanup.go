@@ -102,13 +102,8 @@ func (t *Table) CleanupLog(ctx context.Context, conf map[string]string) (LogClea
 		version int64
 	}
 	var del []doomed
-	var sidecars []ObjectInfo
 	for _, o := range objs {
 		name := path.Base(o.Key)
-		if strings.HasPrefix(o.Key, logDir+"/_sidecars/") {
-			sidecars = append(sidecars, o)
-			continue
-		}
 		if path.Dir(o.Key) != logDir || strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -124,6 +119,10 @@ func (t *Table) CleanupLog(ctx context.Context, conf map[string]string) (LogClea
 		out.Deleted = append(out.Deleted, d.key)
 	}
 	out.Oldest = k
+	sidecars, err := t.store.ListAll(ctx, logDir+"/_sidecars/")
+	if err != nil {
+		return out, fmt.Errorf("log cleanup: %w", err)
+	}
 	if len(sidecars) == 0 {
 		return out, nil
 	}

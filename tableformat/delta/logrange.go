@@ -14,7 +14,7 @@ type LogRange struct {
 	Checkpoint int64
 	// Oldest is the oldest version a reader can still reconstruct: 0 while
 	// every commit from 0 on is there, else the oldest complete checkpoint
-	// with every commit after it.
+	// with every commit after it (log cleanup removed the ones before).
 	Oldest int64
 }
 
@@ -25,69 +25,19 @@ func (t *Table) LogRange(ctx context.Context) (LogRange, error) {
 	if err != nil {
 		return LogRange{}, err
 	}
-	latest := int64(-1)
-	commits := map[int64]bool{}
-	cps := map[int64]bool{}
-	for _, f := range files {
-		latest = max(latest, f.version)
-		if f.kind == kindCommit {
-			commits[f.version] = true
-		} else {
-			cps[f.version] = true
-		}
-	}
 	seg, err := planSegment(files, -1)
 	if err != nil {
 		return LogRange{}, err
 	}
-	r := LogRange{Latest: latest, Checkpoint: seg.checkpointVersion, Oldest: seg.checkpointVersion}
-	// gap is the newest version whose commit is missing: no reader starts
-	// before it.
-	gap := int64(-1)
-	for v := latest; v >= 0; v-- {
-		if !commits[v] {
-			gap = v
-			break
-		}
-	}
-	if gap < 0 {
-		r.Oldest = 0
-		return r, nil
-	}
-	var starts []int64
-	for v := range cps {
-		if v >= gap {
-			starts = append(starts, v)
-		}
-	}
-	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
-	for _, v := range starts {
-		if s, err := planSegment(files, v); err == nil && s.checkpointVersion == v {
-			r.Oldest = v
-			break
-		}
-	}
-	return r, nil
-}
-
-// ReadableVersions lists the log and returns the oldest and the latest
-// version it can rebuild: the oldest is 0 while the log still starts at
-// version 0, and after log cleanup the oldest complete checkpoint from
-// which the commits run without a gap to the latest.
-func (t *Table) ReadableVersions(ctx context.Context) (oldest, latest int64, err error) {
-	files, err := t.listLog(ctx, "")
-	if err != nil {
-		return 0, 0, err
-	}
-	oldest, latest = readableRange(files)
+	oldest, latest := readableRange(files)
 	if oldest < 0 {
-		return 0, 0, corrupt("no version from a complete checkpoint or version 0 runs without a gap to version %d", latest)
+		oldest = seg.checkpointVersion // the latest reads, so this cannot be
 	}
-	return oldest, latest, nil
+	return LogRange{Latest: latest, Checkpoint: seg.checkpointVersion, Oldest: oldest}, nil
 }
 
-// readableRange is ReadableVersions over a listing; oldest is -1 when no
-// version can be rebuilt.
+// readableRange is LogRange.Oldest and Latest over a listing; oldest is
+// -1 when no version can be rebuilt.
 func readableRange(files []logFile) (oldest, latest int64) {
 	commits := map[int64]bool{}
 	latest = -1

@@ -102,12 +102,12 @@ func (t *Table) PlanVacuum(ctx context.Context, opts VacuumPlanOptions) (VacuumP
 		orphanCutoff = opts.Cutoff
 	}
 	plan := VacuumPlan{Snapshot: snap}
-	dirs := map[string]bool{"": true}
+	dirs := map[string]bool{"/": true}
 	for _, o := range objs {
 		if hiddenKey(o.Key, parts) {
 			continue
 		}
-		dirs[path.Dir("/" + o.Key)] = true
+		dirs[path.Dir("/"+o.Key)] = true
 		canon := root + "/" + path.Clean(o.Key)
 		if keep[canon] {
 			continue
