@@ -59,6 +59,8 @@ class Table:
         self.versions = {}  # version (Delta) or snapshot id (Iceberg) -> rows
         self.order = []     # the versions in commit order
         self.last = -1      # Delta: the newest version recorded
+        self.oldest = None  # the oldest version maintenance left readable
+        self.current = None  # () -> the table's version or snapshot id now
 
     def rows(self):
         if self.mode == "append":
@@ -75,17 +77,19 @@ class Table:
         for k in dels:
             self.upsert.pop(k, None)
 
-    def settle(self, srv):
-        """Records the rows now as those of every version made since the last call.
+    def settle(self, srv=None):
+        """Records the rows now as those of every version made since the last call; returns the
+        table's current version (Delta) or snapshot id (Iceberg), or None before the first.
 
         Nothing but this section writes the tables, so a version made in
         between (an OPTIMIZE, VACUUM's commits, delta-rs' property change)
-        holds the rows the model holds now.
+        holds the rows the model holds now. The version is the table's own
+        (self.current reads it): SHOW SINK STATUS's Table_version is the
+        sink's, which its maintenance need not move.
         """
-        _, st = srv.query("SHOW SINK STATUS `%s`" % self.name)
-        if st[0][3] is None or (self.fmt == "iceberg" and int(st[0][3]) <= 0):
-            return None  # an Iceberg table without a snapshot yet
-        v = int(st[0][3])
+        v = self.current()
+        if v is None:
+            return None
         if self.fmt == "delta":
             for x in range(self.last + 1, v + 1):
                 self.versions[x] = self.rows()
@@ -148,6 +152,14 @@ class Run:
         self.ice = (Table("ia", "iceberg", "append"), Table("iu", "iceberg", "upsert"))
         self.epoch = {"delta": 0, "iceberg": 0}
         self.cat = None
+        for t in self.delta:
+            t.current = lambda t=t: _delta_version(self.path(t))
+        for t in self.ice:
+            t.current = lambda t=t: self.snapshot_id(t)
+
+    def snapshot_id(self, t):
+        sn = self.catalog().load_table("%s.%s" % (NS, t.name)).current_snapshot()
+        return None if sn is None else sn.snapshot_id
 
     def tables(self):
         return self.delta + self.ice
@@ -277,7 +289,7 @@ class Run:
                     self.lakesql_as_of(t, gone)
                 except Exception as e:
                     err = e
-                self.ledger.check(table + ", gone", "lakesql", err is not None and names(err, vs[0]),
+                self.ledger.check(table + ", gone", "lakesql", err is not None and names_version(err, vs[0]),
                                   "AS OF %d (removed): %s" % (gone, "read, not refused" if err is None else
                                                              "%s %s" % (error_code(err), str(err)[:300])))
         if t.fmt == "delta":
@@ -346,7 +358,7 @@ def _noted(warnings):
     return any(w[1] == 1105 and "replay wrote nothing" in str(w[2]) for w in warnings)
 
 
-def names(err, version):
+def names_version(err, version):
     """Whether an error's text names version."""
     return re.search(r"\b%d\b" % version, str(err)) is not None
 
@@ -372,6 +384,29 @@ def one_row(srv, sql):
 
 
 # --- Delta -------------------------------------------------------------------
+
+def _delta_version(path):
+    """The table's version, by delta-rs. With delta.logRetentionDuration 0, lakesql's log
+    cleanup (in the background, after a checkpoint) may delete a commit delta-rs has listed
+    but not read yet: that load is tried again."""
+    from deltalake import DeltaTable
+    for _ in range(20):
+        try:
+            return DeltaTable(path).version()
+        except Exception as e:
+            if "not found" not in str(e).lower():
+                raise
+            time.sleep(0.2)
+    return DeltaTable(path).version()
+
+
+def status_moved(run, t, v):
+    """SHOW SINK STATUS's Table_version is the version maintenance made."""
+    table = "optimize %s, status" % t.name
+    with run.ledger.guard(table, "lakesql"):
+        _, st = run.srv.query("SHOW SINK STATUS `%s`" % t.name)
+        run.ledger.check(table, "lakesql", st[0][3] == v, "Table_version %s after OPTIMIZE made %s" % (st[0][3], v))
+
 
 def _commit(path, v):
     """The actions of Delta commit v."""
@@ -520,7 +555,7 @@ def delta_vacuum(run):
             active = _active(path)
             ledger.check(table, "lakesql", after == active and r.get("Files_deleted") == len(before) - len(after) > 0,
                          "%s; %d data files, then %d, the %d live ones" % (r, len(before), len(after), len(active)))
-            oldest[t.name] = r.get("Oldest_version")
+            oldest[t.name] = t.oldest = r.get("Oldest_version")
         history_has(run, table + ", history", t, "VACUUM")
     run.read("vacuumed")
     for t in run.delta:
@@ -536,8 +571,12 @@ def delta_log_cleanup(run):
     for t in run.delta:
         dt = DeltaTable(run.path(t))
         dt.alter.set_table_properties({"delta.logRetentionDuration": "interval 0 seconds"})
-        t.settle(run.srv)
+        t.settle()
         base[t.name] = max(_checkpoints(run.path(t)) or [-1])
+    # Log cleanup runs at most once an hour per table and process: a fresh
+    # process runs it at its first checkpoint.
+    run.srv.stop()
+    run.srv = Server(run.dir).start()
     for _ in range(6):
         if all(max(_checkpoints(run.path(t)) or [-1]) > base[t.name] for t in run.delta):
             break
@@ -558,7 +597,8 @@ def delta_log_cleanup(run):
                          % (cp, min(log), max(log), _checkpoints(path)))
     run.read("log cleaned up")
     for t in run.delta:
-        run.time_travel("log cleaned up", t, min(_log_versions(run.path(t))))
+        t.oldest = max(t.oldest or 0, min(_log_versions(run.path(t))))
+        run.time_travel("log cleaned up", t, t.oldest)
 
 
 def _checkpoints(path):
@@ -605,6 +645,7 @@ def iceberg_optimize(run):
                      ("replace", "overwrite"),
                      "%s; partition 0's %d files replaced, partition 1's kept: %s; snapshot operation %s"
                      % (r, len(gone0), kept1, tbl.current_snapshot().summary.operation.value))
+        status_moved(run, ia, sid)
     for t in run.ice:
         table = "optimize %s" % t.name
         with ledger.guard(table, "lakesql"):
@@ -680,7 +721,7 @@ def iceberg_vacuum(run):
                     run.lakesql_as_of(t, gone[0])
                 except Exception as e:
                     err = e
-                ledger.check(table, "lakesql", err is not None and names(err, t.order[0]),
+                ledger.check(table, "lakesql", err is not None and names_version(err, t.order[0]),
                              "AS OF expired snapshot %d: %s" % (gone[0], "read, not refused" if err is None else
                                                                  "%s %s" % (error_code(err), str(err)[:300])))
 
