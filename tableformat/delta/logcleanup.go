@@ -128,7 +128,8 @@ func (t *Table) CleanupLog(ctx context.Context, conf map[string]string) (LogClea
 	}
 	named := map[string]bool{}
 	for _, f := range files {
-		if f.kind != kindCheckpointV2 || f.version < k {
+		// A V2 checkpoint may also have a classic name: read every kept one.
+		if f.kind == kindCommit || f.version < k {
 			continue
 		}
 		actions, err := t.readActionsFile(ctx, f, true)

@@ -89,11 +89,16 @@ func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, err
 	if err != nil {
 		return nil, fmt.Errorf("build commit: %w", err)
 	}
+	return commitTx(ctx, tx)
+}
+
+// commitTx commits tx; a lost race wraps ErrConflict.
+func commitTx(ctx context.Context, tx *table.Transaction) (*table.Table, error) {
 	out, err := tx.Commit(ctx)
-	if err != nil {
-		if IsConflict(err) {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
-		}
+	switch {
+	case err != nil && IsConflict(err):
+		return nil, fmt.Errorf("%w: %w", ErrConflict, err)
+	case err != nil:
 		return nil, err
 	}
 	return out, nil

@@ -63,14 +63,7 @@ func CommitRewrite(ctx context.Context, tbl *table.Table, rw Rewrite) (*table.Ta
 	if err := b.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("build rewrite: %w", err)
 	}
-	out, err := tx.Commit(ctx)
-	if err != nil {
-		if IsConflict(err) {
-			return nil, fmt.Errorf("%w: %w", ErrConflict, err)
-		}
-		return nil, err
-	}
-	return out, nil
+	return commitTx(ctx, tx)
 }
 
 // Changes are what the snapshots after one a rewrite read did, as their
