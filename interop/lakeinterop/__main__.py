@@ -10,7 +10,7 @@ import time
 from .ledger import Ledger
 
 # The sections, in the order; each module has run(ledger).
-SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance",
+SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance", "ours_maintenance",
             "shared_catalog", "rest_catalog"]
 
 

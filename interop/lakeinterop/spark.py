@@ -91,6 +91,18 @@ def iceberg_sqlite_catalog(name, data_dir, catalog_name=None):
 _sqlite_catalogs = {}  # Spark catalog name -> the JDBC uri it was registered with
 
 
+def drop_catalogs():
+    """Drops the catalogs Spark has built, so that the next query loads every table afresh.
+
+    Once a JdbcCatalog has served a table, a later read of it in this session
+    can plan an older snapshot than the catalog row names, REFRESH TABLE or
+    cache-enabled false notwithstanding (seen after CALL expire_snapshots and
+    another writer's commit): a section whose tables lakesql writes between
+    Spark's reads calls this before each read.
+    """
+    session()._jsparkSession.sessionState().catalogManager().reset()
+
+
 def stop():
     global _session
     if _session is not None:

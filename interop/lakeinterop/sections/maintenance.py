@@ -9,11 +9,19 @@ Then, with that same server still running:
    then writes a checkpoint of its own;
 2. lakesql reads (its kept snapshot names files VACUUM deleted), replays
    old epochs (which must write nothing and say so with note 1105) and
-   writes new ones into the compacted files;
+   writes new ones into the compacted files; its SHOW SINK HISTORY lists
+   Spark's OPTIMIZE and VACUUM, and its own OPTIMIZE SINK and VACUUM SINK
+   run on the table Spark maintained (all three engines read the rows);
 3. delta-rs runs optimize.compact() and vacuum(retention_hours=0), writes a
    checkpoint and deletes the log before it (cleanup_metadata with
    delta.logRetentionDuration 0), and step 2 is repeated;
-4. the server is restarted and reads and replays once more.
+4. the server is restarted and reads and replays once more;
+5. Spark's CALL system.rewrite_data_files and expire_snapshots on an
+   Iceberg append sink and upsert sink lakesql writes, after which lakesql
+   keeps writing exactly-once (replays of old epochs write nothing).
+
+The sinks are created with auto_compact = false, so that each OPTIMIZE
+finds the small files the epochs left.
 
 After each step lakesql's SELECT, Spark and delta-rs must each read
 exactly the rows a model of the epochs says.
@@ -56,15 +64,16 @@ def epoch_rows(e):
     return app, ups, dels
 
 
-def write_epoch(conn, e, model=None):
-    """Writes epoch e to both sinks in one transaction; returns the COMMIT's warnings."""
+def write_epoch(conn, e, model=None, sinks=("ma", "mu")):
+    """Writes epoch e to both sinks (append, upsert) in one transaction; returns the COMMIT's warnings."""
     app, ups, dels = epoch_rows(e)
     with conn.cursor() as c:
         c.execute("BEGIN")
         c.execute("SET lakesql_epoch = %d" % e)
-        c.execute("INSERT INTO ma VALUES " + ", ".join(["(%s, %s)"] * len(app)), [x for r in app for x in r])
+        c.execute("INSERT INTO %s VALUES " % sinks[0] + ", ".join(["(%s, %s)"] * len(app)),
+                  [x for r in app for x in r])
         vals = [(k, v, n, "U") for k, v, n in ups] + [(k, None, None, "D") for k in dels]
-        c.execute("INSERT INTO mu (id, v, n, _op) VALUES " + ", ".join(["(%s, %s, %s, %s)"] * len(vals)),
+        c.execute("INSERT INTO %s (id, v, n, _op) VALUES " % sinks[1] + ", ".join(["(%s, %s, %s, %s)"] * len(vals)),
                   [x for r in vals for x in r])
         c.execute("COMMIT")
         c.execute("SHOW WARNINGS")
@@ -79,21 +88,21 @@ def write_epoch(conn, e, model=None):
     return warnings
 
 
-def replay(ledger, srv, step, e):
-    """Replays epoch e with rows of its own: nothing may land, and the note must say so."""
+def replay(ledger, srv, step, e, sinks=("ma", "mu")):
+    """Replays epoch e into both sinks with rows of its own: nothing may land, and the note must say so."""
     conn = srv.connect()
     try:
         with conn.cursor() as c:
             c.execute("SET lakesql_epoch = %d" % e)
-            n = c.execute("INSERT INTO ma VALUES (%s, %s)", (999000 + e, "replay"))
+            n = c.execute("INSERT INTO %s VALUES (%%s, %%s)" % sinks[0], (999000 + e, "replay"))
             c.execute("SHOW WARNINGS")
             w1 = list(c.fetchall())
             c.execute("SET lakesql_epoch = %d" % e)
-            m = c.execute("INSERT INTO mu (id, v, n) VALUES (%s, %s, %s)", (1, "replay", -1))
+            m = c.execute("INSERT INTO %s (id, v, n) VALUES (%%s, %%s, %%s)" % sinks[1], (1, "replay", -1))
             c.execute("SHOW WARNINGS")
             w2 = list(c.fetchall())
         ok = n == 0 and m == 0 and _noted(w1) and _noted(w2)
-        ledger.check("%s replay" % step, "lakesql", ok,
+        ledger.check("%s %s replay" % (step, "/".join(sinks)), "lakesql", ok,
                      "replay of epoch %d: %d and %d rows affected, notes %s / %s" % (e, n, m, w1, w2))
     finally:
         conn.close()
@@ -213,9 +222,10 @@ def run(ledger):
     model = Model()
     srv = Server(d).start()
     try:
-        srv.exec("CREATE SINK ma INTO DELTA 'lake/ma' (id BIGINT NOT NULL, v VARCHAR(16), PRIMARY KEY (id))")
+        srv.exec("CREATE SINK ma INTO DELTA 'lake/ma' (id BIGINT NOT NULL, v VARCHAR(16), PRIMARY KEY (id)) "
+                 "WITH (auto_compact = false)")
         srv.exec("CREATE SINK mu INTO DELTA 'lake/mu' (id BIGINT NOT NULL, v VARCHAR(16), n BIGINT, "
-                 "PRIMARY KEY (id)) WITH (mode = 'upsert')")
+                 "PRIMARY KEY (id)) WITH (mode = 'upsert', auto_compact = false)")
         conn = srv.connect()
         for e in range(1, 9):
             write_epoch(conn, e, model)
@@ -227,7 +237,11 @@ def run(ledger):
         replay(ledger, srv, "after Spark", 8)
         for e in range(9, 13):
             write_epoch(conn, e, model)
-        read_all(ledger, srv, "after Spark, written", model, srv.data)
+        read_all(ledger, srv, "after Spark, written", model, srv.data, spark=False)
+        spark_history(ledger, srv)
+        ours_after_spark(ledger, srv)
+        read_all(ledger, srv, "after Spark, ours", model, srv.data)
+        replay(ledger, srv, "after Spark, ours", 12)
 
         deltars_maintenance(ledger, srv.data)
         read_all(ledger, srv, "after delta-rs", model, srv.data, others=False)
@@ -248,8 +262,96 @@ def run(ledger):
         conn.close()
         read_all(ledger, srv, "restarted, written", model, srv.data)
         staged_vacuum(ledger, srv)
+        spark_iceberg_maintenance(ledger, srv)
     finally:
         srv.stop()
+
+
+def spark_history(ledger, srv):
+    """lakesql's SHOW SINK HISTORY lists the OPTIMIZE and VACUUM Spark committed."""
+    for sink in ("ma", "mu"):
+        table = "spark-maintained %s, history" % sink
+        with ledger.guard(table, "lakesql"):
+            names, rows = srv.query("SHOW SINK HISTORY %s" % sink)
+            ops = [dict(zip(names, r))["Operation"] for r in rows]
+            ledger.check(table, "lakesql", {"OPTIMIZE", "VACUUM START", "VACUUM END"} <= set(ops),
+                         "operations, newest first: %s" % ops[:10])
+
+
+def ours_after_spark(ledger, srv):
+    """lakesql's own OPTIMIZE SINK and VACUUM SINK on the tables Spark maintained."""
+    with ledger.guard("SET lakesql_vacuum_retention_check = OFF", "lakesql"):
+        srv.exec("SET lakesql_vacuum_retention_check = OFF")
+    for sink in ("ma", "mu"):
+        path = os.path.join(srv.data, "lake", sink)
+        table = "spark-maintained %s, our OPTIMIZE" % sink
+        with ledger.guard(table, "lakesql"):
+            before = _active(path)
+            names, rows = srv.query("OPTIMIZE SINK %s" % sink)
+            r = dict(zip(names, rows[0]))
+            after = _active(path)
+            ledger.check(table, "lakesql", r["Version"] is not None and r["Files_removed"] > 1 and len(after) < len(before),
+                         "%s; %d live files, then %d" % (r, len(before), len(after)))
+        table = "spark-maintained %s, our VACUUM" % sink
+        with ledger.guard(table, "lakesql"):
+            before = _data_files(path)
+            names, rows = srv.query("VACUUM SINK %s RETAIN 0 HOURS" % sink)
+            r = dict(zip(names, rows[0]))
+            after = _data_files(path)
+            ledger.check(table, "lakesql", after == _active(path) and len(after) < len(before),
+                         "%s; %d data files, then %d, the live ones" % (r, len(before), len(after)))
+
+
+def spark_iceberg_maintenance(ledger, srv):
+    """Spark's rewrite_data_files and expire_snapshots on lakesql's Iceberg sinks; lakesql keeps writing."""
+    from .. import spark as sparkmod
+    srv.exec("CREATE SINK mia INTO ICEBERG 'mt.mia' (id BIGINT NOT NULL, v VARCHAR(16), PRIMARY KEY (id)) "
+             "WITH (auto_compact = false)")
+    srv.exec("CREATE SINK miu INTO ICEBERG 'mt.miu' (id BIGINT NOT NULL, v VARCHAR(16), n BIGINT, "
+             "PRIMARY KEY (id)) WITH (mode = 'upsert', auto_compact = false)")
+    model = Model()
+    conn = srv.connect()
+    for e in range(1, 7):
+        write_epoch(conn, e, model, ("mia", "miu"))
+    conn.close()
+    s = sparkmod.session()
+    sparkmod.iceberg_sqlite_catalog("lakesql", srv.data)
+    for sink in ("mia", "miu"):
+        table = "spark-maintained %s" % sink
+        with ledger.guard(table, "spark"):
+            rw = s.sql("CALL lakesql.system.rewrite_data_files(table => 'mt.%s', "
+                       "options => map('min-input-files', '2', 'delete-file-threshold', '1'))" % sink).collect()[0]
+            ex = s.sql("CALL lakesql.system.expire_snapshots(table => 'mt.%s', "
+                       "older_than => current_timestamp(), retain_last => 1)" % sink).collect()[0]
+            snaps = s.sql("SELECT count(*) FROM lakesql.mt.%s.snapshots" % sink).collect()[0][0]
+            ledger.check(table, "spark", rw["rewritten_data_files_count"] > 1 and snaps == 1,
+                         "rewrite_data_files rewrote %d files into %d; expire_snapshots deleted %d data files, "
+                         "%d manifest lists; %d snapshot left" % (
+                             rw["rewritten_data_files_count"], rw["added_data_files_count"],
+                             ex["deleted_data_files_count"], ex["deleted_manifest_lists_count"], snaps))
+    ice_read(ledger, srv, "spark-maintained", model)
+    for e in (3, 6):
+        replay(ledger, srv, "spark-maintained", e, ("mia", "miu"))
+    conn = srv.connect()
+    for e in range(7, 9):
+        write_epoch(conn, e, model, ("mia", "miu"))
+    conn.close()
+    ice_read(ledger, srv, "spark-maintained, written", model, spark=True)
+
+
+def ice_read(ledger, srv, step, model, spark=False):
+    from .. import spark as sparkmod
+    for sink, which, cols, types in (("mia", "ma", APPEND_COLS, APPEND_TYPES), ("miu", "mu", UPSERT_COLS, UPSERT_TYPES)):
+        table = "%s %s" % (step, sink)
+        with ledger.guard(table, "lakesql"):
+            _, got = engines.lakesql(srv, sink, cols)
+            ledger.rows(table, "lakesql", model.rows(which), got, types)
+        if spark:
+            with ledger.guard(table, "spark"):
+                sparkmod.drop_catalogs()
+                got = [tuple(r) for r in sparkmod.session().sql(
+                    "SELECT %s FROM lakesql.mt.%s" % (", ".join(cols), sink)).collect()]
+                ledger.rows(table, "spark", model.rows(which), got, types)
 
 
 def staged_vacuum(ledger, srv):
