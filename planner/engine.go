@@ -596,8 +596,12 @@ func (e *Engine) showSinkStatus(ctx context.Context, name string) (*Result, erro
 		if health.Reason != "" {
 			reason = secret.MaskURI(health.Reason)
 		}
+		maint, current := maintenanceStatus(ctx, s)
+		if current != nil {
+			version = current
+		}
 		row := []any{h.rec.Name, string(health.Status), last, version, m.Commits, m.RowsWritten, reason}
-		res.Rows = append(res.Rows, append(row, maintenanceStatus(ctx, s)...))
+		res.Rows = append(res.Rows, append(row, maint...))
 	}
 	return res, nil
 }

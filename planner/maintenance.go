@@ -279,15 +279,21 @@ func orNull(n int64) any {
 }
 
 // maintenanceStatus is the part of a SHOW SINK STATUS row about the
-// table's layout and its last OPTIMIZE and VACUUM.
-func maintenanceStatus(ctx context.Context, s *sqlsink.Sink) []any {
-	row := make([]any, len(maintenanceStatusColumns))
+// table's layout and its last OPTIMIZE and VACUUM, and the table's
+// current version as its statistics read it (nil when they do not tell):
+// a version OPTIMIZE, VACUUM or another writer made since this sink's
+// last commit.
+func maintenanceStatus(ctx context.Context, s *sqlsink.Sink) (row []any, version any) {
+	row = make([]any, len(maintenanceStatusColumns))
 	var warnings []string
 	stats, known, err := s.TableStats(ctx)
 	switch {
 	case err != nil:
 		warnings = append(warnings, "table statistics: "+secret.MaskURI(err.Error()))
 	case known:
+		if stats.Version >= 0 {
+			version = stats.Version
+		}
 		row[0], row[1], row[2] = stats.LiveFiles, stats.SmallFiles, stats.Bytes
 		row[3] = orNull(stats.VersionsSinceCheckpoint)
 		if stats.TxnRetention > 0 {
@@ -310,5 +316,5 @@ func maintenanceStatus(ctx context.Context, s *sqlsink.Sink) []any {
 	if len(warnings) > 0 {
 		row[8] = strings.Join(warnings, "; ")
 	}
-	return row
+	return row, version
 }

@@ -61,24 +61,46 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 		// The table cannot take equality deletes on this key: rewrite files.
 	}
 	scanner := s.cfg.Provider.(catalogadapter.Scanner) // open refused a provider without one
+	for redo := 0; ; redo++ {
+		receipts, removes, version, err := s.rewriteKeys(ctx, scanner, keys)
+		if err == nil || redo >= maxMergeRedos || ctx.Err() != nil {
+			return receipts, removes, err
+		}
+		// A file the merge read may have left the table meanwhile: an
+		// OPTIMIZE took it out and a VACUUM with a short retention deleted
+		// it. Then the table has moved on, and the merge reads it again;
+		// an error on a table that has not moved is the error.
+		if now, _, lerr := scanner.Files(ctx, s.cfg.Table); lerr != nil || now == version {
+			return nil, nil, err
+		}
+	}
+}
+
+// rewriteKeys is the copy-on-write half of an upsert merge: it stages the
+// files holding the epoch's keys rewritten without them, plus the rows that
+// upsert, read at the version it returns.
+func (s *Sink) rewriteKeys(ctx context.Context, scanner catalogadapter.Scanner, keys []string) ([]catalogadapter.Receipt, []string, int64, error) {
+	b := s.buf
+	q := b.conn
+	keyList := strings.Join(keys, ", ")
 	version, files, err := scanner.Files(ctx, s.cfg.Table)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list table files: %w", err)
+		return nil, nil, -1, fmt.Errorf("list table files: %w", err)
 	}
 	s.requires = []catalogadapter.Requirement{catalogadapter.NoNewDataSince(version)}
 	candidates, err := s.pruneByStats(ctx, files)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, version, err
 	}
 	affected, err := s.filesWithKeys(ctx, scanner, version, candidates, keyList)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, version, err
 	}
 	var parts []string
 	if len(affected) > 0 {
 		scan, err := scanner.ScanSQL(ctx, s.cfg.Table, q, version, affected)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read files to rewrite: %w", err)
+			return nil, nil, version, fmt.Errorf("read files to rewrite: %w", err)
 		}
 		on := make([]string, len(keys))
 		for i, k := range keys {
@@ -91,14 +113,14 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 	// The union's column types are DuckDB's to resolve: the stager asks.
 	r, err := s.stage(ctx, catalogadapter.Source{Query: strings.Join(parts, " UNION ALL ")})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, version, err
 	}
 	if r.Rows == 0 && len(affected) == 0 {
 		// Only deletes of keys the table does not hold: nothing to write,
 		// but the epoch is still recorded by the commit.
-		return []catalogadapter.Receipt{r}, nil, nil
+		return []catalogadapter.Receipt{r}, nil, version, nil
 	}
-	return []catalogadapter.Receipt{r}, affected, nil
+	return []catalogadapter.Receipt{r}, affected, version, nil
 }
 
 func qualified(alias string, b *buffer) string {
