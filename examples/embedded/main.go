@@ -123,10 +123,36 @@ func report(ctx context.Context, w io.Writer, db *sql.DB, step string) error {
 	var name, health string
 	var epoch, ver, commits, rows sql.NullInt64
 	var errText sql.NullString
-	if err := db.QueryRowContext(ctx, "SHOW SINK STATUS orders").
-		Scan(&name, &health, &epoch, &ver, &commits, &rows, &errText); err != nil {
+	if err := scanStatus(ctx, db, "orders", &name, &health, &epoch, &ver, &commits, &rows, &errText); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%-24s -> table version %d\n", step, ver.Int64)
 	return nil
+}
+
+// scanStatus reads the first columns of a sink's SHOW SINK STATUS row into
+// dest; the layout and maintenance columns after them are not needed here.
+func scanStatus(ctx context.Context, db *sql.DB, sink string, dest ...any) error {
+	rows, err := db.QueryContext(ctx, "SHOW SINK STATUS "+sink)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	for len(dest) < len(cols) {
+		dest = append(dest, new(sql.RawBytes))
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
 }

@@ -157,7 +157,33 @@ func status(ctx context.Context, db *sql.DB) (epoch, version int64, err error) {
 	var name, health string
 	var last, ver, commits, rows sql.NullInt64
 	var errText sql.NullString
-	err = db.QueryRowContext(ctx, "SHOW SINK STATUS events").
-		Scan(&name, &health, &last, &ver, &commits, &rows, &errText)
+	err = scanStatus(ctx, db, "events", &name, &health, &last, &ver, &commits, &rows, &errText)
 	return last.Int64, ver.Int64, err
+}
+
+// scanStatus reads the first columns of a sink's SHOW SINK STATUS row into
+// dest; the layout and maintenance columns after them are not needed here.
+func scanStatus(ctx context.Context, db *sql.DB, sink string, dest ...any) error {
+	rows, err := db.QueryContext(ctx, "SHOW SINK STATUS "+sink)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	for len(dest) < len(cols) {
+		dest = append(dest, new(sql.RawBytes))
+	}
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
 }
