@@ -208,7 +208,9 @@ func TestCrashHelper(t *testing.T) {
 	p, table := l.open(t, providertest.OpenDuckDB(t), dir, crashTableName(mode))
 	cfg := Config{
 		Name: "crash-" + mode, Provider: p, Table: table, Schema: orderSchema,
-		WriterID: crashWriterID(mode), FlushRows: flush, TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
+		// Versions are pinned per epoch: no auto-compaction among them.
+		DisableAutoCompact: true,
+		WriterID:           crashWriterID(mode), FlushRows: flush, TempDir: t.TempDir(), MemoryLimit: "256MB", Threads: 2,
 		// Delta checkpoints among the versions the kills leave (Iceberg has none).
 		CheckpointInterval: 5,
 		// The staging journal lets a restarted run delete what a killed one staged.

@@ -61,7 +61,8 @@ func TestMultiWriterHelper(t *testing.T) {
 	p := lakeProvider(t, l)
 	s := openSink(t, Config{
 		Name: tag, Provider: p, Table: ordersID, WriterID: writer,
-		TempDir: t.TempDir(), MemoryLimit: "128MB", Threads: 1,
+		DisableAutoCompact: true, // one snapshot per epoch is what the test counts
+		TempDir:            t.TempDir(), MemoryLimit: "128MB", Threads: 1,
 	})
 	fmt.Printf(icemwTag + "ready\n")
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {

@@ -215,6 +215,7 @@ func TestManyWritersChild(t *testing.T) {
 		Name: writer, WriterID: writer, Provider: p,
 		Table:  catalogadapter.TableIdent{Name: loc},
 		Schema: orderSchema, TempDir: scratch, MemoryLimit: "256MB", Threads: 1,
+		DisableAutoCompact: true, // the test pins a version per epoch
 	}
 	if scenario == mwUpsert {
 		cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}

@@ -66,6 +66,9 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 		if err == nil || redo >= maxMergeRedos || ctx.Err() != nil {
 			return receipts, removes, err
 		}
+		if errors.Is(err, catalogadapter.ErrVersionUnavailable) {
+			continue // a VACUUM took the version read: read the latest
+		}
 		// A file the merge read may have left the table meanwhile: an
 		// OPTIMIZE took it out and a VACUUM with a short retention deleted
 		// it. Then the table has moved on, and the merge reads it again;

@@ -294,6 +294,7 @@ func (e *sfEnv) open(checkpointInterval int, partitioned bool) *Sink {
 		Name: "sf", Provider: e.provider, Table: e.id, Schema: orderSchema,
 		WriterID: sfWriter, TempDir: e.t.TempDir(), StateDir: e.t.TempDir(), MemoryLimit: "256MB",
 		CheckpointInterval: checkpointInterval,
+		DisableAutoCompact: true, // faults are injected by request count
 	}
 	if partitioned {
 		cfg.PartitionColumns = []string{"region"}

@@ -329,7 +329,7 @@ class Ctx:
         """An upsert sink with changelog deletes, over 25 commits (checkpoints at 10 and 20)."""
         cols = ["id", "k2", "v", "n", "at"]
         self.create("ups", "id INT NOT NULL, k2 VARCHAR(8) NOT NULL, v VARCHAR(32), n BIGINT, at DATETIME(6), "
-                    "PRIMARY KEY (id, k2)", "PARTITION BY (k2) WITH (mode = 'upsert')")
+                    "PRIMARY KEY (id, k2)", "PARTITION BY (k2) WITH (mode = 'upsert', auto_compact = false)")  # pins every version
         seen = {}
         version = 0
         ops = ["CREATE TABLE"]

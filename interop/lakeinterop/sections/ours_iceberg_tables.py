@@ -260,12 +260,13 @@ def _upsert_steps(empty=""):
     ]
 
 
-UPSERT = Table("upsert_v2", _UCOLS, _upsert_steps(), options={"mode": "upsert"}, key=["id", "k"])
-UPSERT_V1 = Table("upsert_v1", _UCOLS, _upsert_steps(), options={"mode": "upsert", "format_version": 1}, key=["id", "k"])
+# The tables below pin every snapshot they commit: no auto-compaction.
+UPSERT = Table("upsert_v2", _UCOLS, _upsert_steps(), options={"mode": "upsert", "auto_compact": "false"}, key=["id", "k"])
+UPSERT_V1 = Table("upsert_v1", _UCOLS, _upsert_steps(), options={"mode": "upsert", "format_version": 1, "auto_compact": "false"}, key=["id", "k"])
 UPSERT_PART = Table("upsert_part", _UCOLS, _upsert_steps(" ") + [
     Refused(EMPTY_PARTITION, [insert(_UOPS, [(6, "", "x", None, "I")])]),
     Refused(EMPTY_PARTITION, [insert(_UOPS, [(8, "", None, None, "D")])]),
-], partition="k", options={"mode": "upsert"},
+], partition="k", options={"mode": "upsert", "auto_compact": "false"},
                     key=["id", "k"], filters=["k"])
 
 TABLES = [TYPES, PART_IDENTITY, PART_TIME, PART_HASH, UPSERT, UPSERT_V1, UPSERT_PART]
