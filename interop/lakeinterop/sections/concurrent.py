@@ -49,7 +49,8 @@ def run(ledger):
 def local(ledger):
     d = paths.workdir("concurrent-local")
     with Server(d) as srv:
-        srv.exec("CREATE SINK cl INTO DELTA 'lake/cl' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT)")
+        srv.exec("CREATE SINK cl INTO DELTA 'lake/cl' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT) "
+                 "WITH (auto_compact = false)")
         path = os.path.join(srv.data, "lake", "cl")
         w = race(ledger, "local", srv, "cl", path, None)
         check(ledger, "local", srv, "cl", path, path, None, w)
@@ -65,7 +66,8 @@ def s3(ledger):
         extra = ["--table-root", "s3://%s/prod" % gw.bucket, "--storage", "endpoint=" + gw.endpoint,
                  "--storage", "path_style=true"]
         with Server(os.path.join(d, "lakesql"), extra=extra, env=gw.env()) as srv:
-            srv.exec("CREATE SINK cs INTO DELTA 'cs' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT)")
+            srv.exec("CREATE SINK cs INTO DELTA 'cs' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT) "
+                 "WITH (auto_compact = false)")
             _, rows = srv.query("SHOW SINKS")
             uri = "s3://%s/prod/cs" % gw.bucket
             ledger.check("s3", "lakesql", any(r[2] == uri for r in rows),
@@ -265,7 +267,7 @@ def local_upsert(ledger):
     d = paths.workdir("concurrent-upsert")
     with Server(d) as srv:
         srv.exec("CREATE SINK cu INTO DELTA 'lake/cu' (id BIGINT NOT NULL, writer VARCHAR(16), n BIGINT, "
-                 "PRIMARY KEY (id)) WITH (mode = 'upsert')")
+                 "PRIMARY KEY (id)) WITH (mode = 'upsert', auto_compact = false)")
         path = os.path.join(srv.data, "lake", "cu")
         epochs, failed, deleted_read = {}, [], [0]
         start = threading.Barrier(1 + DELTARS_THREADS)

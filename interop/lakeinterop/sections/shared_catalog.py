@@ -221,7 +221,8 @@ def check_snapshots(ledger, label, tbl, want_pairs, files_of_epochs=True):
 
 def sink_sql(props, writer_id, sink="ev", table=TABLE, columns=COLUMNS, extra=()):
     opts = ", ".join(["catalog.`%s` = '%s'" % (k, v) for k, v in props.items()] + ["writer_id = '%s'" % writer_id]
-                     + list(extra))
+                     # one snapshot per (writer, epoch) is what the section checks
+                     + ["auto_compact = false"] + list(extra))
     return "CREATE SINK %s INTO ICEBERG '%s' %s WITH (%s)" % (sink, table, columns, opts)
 
 
