@@ -98,11 +98,25 @@ func wantErr(err error, code uint16, state string) error {
 
 // version is the sink's Table_version from SHOW SINK STATUS.
 func (s *scenario) version(ctx context.Context, sink string) (int64, error) {
-	var name, health string
-	var last, ver, commits, rows, msg sql.NullString
-	if err := s.text.QueryRowContext(ctx, "SHOW SINK STATUS "+sink).Scan(&name, &health, &last, &ver, &commits, &rows, &msg); err != nil {
+	rs, err := s.text.QueryContext(ctx, "SHOW SINK STATUS "+sink)
+	if err != nil {
 		return 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
 	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil || len(cols) < 4 || !rs.Next() {
+		return 0, fmt.Errorf("SHOW SINK STATUS %s: no row (%v, %v)", sink, err, rs.Err())
+	}
+	// Table_version is the fourth column; the others are read and dropped.
+	cells := make([]sql.NullString, len(cols))
+	dest := make([]any, len(cols))
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	if err := rs.Scan(dest...); err != nil {
+		return 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
+	}
+	ver := cells[3]
 	if !ver.Valid {
 		return 0, fmt.Errorf("SHOW SINK STATUS %s: Table_version is NULL", sink)
 	}

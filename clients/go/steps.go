@@ -46,7 +46,12 @@ func (s *scenario) sinks() {
 	})
 	for _, c := range [][2]string{{"bulk", "id BIGINT NOT NULL, v VARCHAR(32), x DOUBLE"}, {"conc", "id BIGINT NOT NULL, conn INT"}} {
 		s.check("CALL lakesql_create_sink "+c[0]+", prepared", func(ctx context.Context) error {
-			_, err := s.binary.ExecContext(ctx, "CALL lakesql_create_sink(?, ?, ?, ?)", c[0], "delta", "lake/"+c[0], c[1])
+			// conc counts one version per commit: no auto-compaction among them.
+			opts := ""
+			if c[0] == "conc" {
+				opts = "auto_compact = false"
+			}
+			_, err := s.binary.ExecContext(ctx, "CALL lakesql_create_sink(?, ?, ?, ?, ?, ?)", c[0], "delta", "lake/"+c[0], c[1], "", opts)
 			return err
 		})
 	}

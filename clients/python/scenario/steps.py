@@ -11,7 +11,8 @@ SINKS = {
     "types": ("lake/types", values.TYPES_COLUMNS, "mode = 'upsert'"),
     "txn": ("lake/txn", "id BIGINT NOT NULL, v VARCHAR(32)", None),
     "bulk": ("lake/bulk", "id BIGINT NOT NULL, v VARCHAR(32), x DOUBLE", None),
-    "conc": ("lake/conc", "id BIGINT NOT NULL, conn INT", None),
+    # conc counts one version per commit: no auto-compaction among them.
+    "conc": ("lake/conc", "id BIGINT NOT NULL, conn INT", "auto_compact = false"),
 }
 
 BULK_ROWS = 100_000

@@ -201,7 +201,9 @@ public final class Scenario {
       defs.put("conc", "id BIGINT NOT NULL, conn INT");
       for (var e : defs.entrySet()) {
         String name = sink(e.getKey());
-        String opts = e.getKey().equals("types") ? "mode = 'upsert'" : null;
+        // conc counts one version per commit: no auto-compaction among them.
+        String opts = e.getKey().equals("types") ? "mode = 'upsert'"
+            : e.getKey().equals("conc") ? "auto_compact = false" : null;
         if (sps) {
           t.check(p + "sink " + name + " (CALL lakesql_create_sink, prepared)", () -> {
             PreparedStatement ps = conn.prepareStatement("CALL lakesql_create_sink(?, ?, ?, ?, ?, ?)");
