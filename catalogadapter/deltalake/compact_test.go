@@ -63,22 +63,7 @@ func parquetRows(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableI
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rs.Close()
-	var out []row
-	for rs.Next() {
-		var r row
-		if err := rs.Scan(&r.ID, &r.Amount, &r.Name, &r.TS); err != nil {
-			t.Fatal(err)
-		}
-		if r.TS.Valid {
-			r.TS.Time = r.TS.Time.UTC()
-		}
-		out = append(out, r)
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return collectRows(t, rs)
 }
 
 // logEntry reads the actions of one version of the table's log.

@@ -114,6 +114,13 @@ func scanRows(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableIden
 	if err != nil {
 		t.Fatalf("%v\n%s", err, q)
 	}
+	return collectRows(t, rs)
+}
+
+// collectRows reads id, amount, name, ts rows, timestamps in UTC, and
+// closes rs.
+func collectRows(t testing.TB, rs *sql.Rows) []row {
+	t.Helper()
 	defer rs.Close()
 	var out []row
 	for rs.Next() {
