@@ -1,0 +1,151 @@
+package sqlsink
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lakesql/lakesql/catalogadapter/apacheiceberg"
+	"github.com/lakesql/lakesql/catalogadapter/providertest"
+	"github.com/lakesql/lakesql/internal/icebergtest"
+)
+
+// v3Config is an upsert sink on the orders table of l, which it creates
+// at Iceberg format version 3.
+func v3Config(t *testing.T, l icebergtest.Lake) Config {
+	cfg := sinkConfig(t, lakeProvider(t, l), "orders")
+	cfg.Mode, cfg.Key = ModeUpsert, []string{"id"}
+	cfg.TableProperties = map[string]string{"format-version": "3"}
+	return cfg
+}
+
+// liveDeleteFiles lists the delete files the current snapshot's manifests
+// hold live.
+func liveDeleteFiles(t *testing.T, tbl *table.Table) (dvs, others int) {
+	t.Helper()
+	fsys, err := tbl.FS(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifests, err := tbl.CurrentSnapshot().Manifests(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifests {
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			switch {
+			case table.IsDeletionVector(e.DataFile()):
+				dvs++
+			case e.DataFile().ContentType() != 0: // not data
+				others++
+			}
+		}
+	}
+	return dvs, others
+}
+
+// TestSinkUpsertDeletionVectors: on a format version 3 table, upserts and
+// changelog deletes land as deletion vectors (no equality deletes, no file
+// rewritten); a later delete in a file that has a DV replaces it, so each
+// data file has at most one; both readers agree.
+func TestSinkUpsertDeletionVectors(t *testing.T) {
+	l := icebergtest.Local(t)
+	cfg := v3Config(t, l)
+	s := openSink(t, cfg)
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "us"}))
+	if v := l.Table(t, ordersID).Metadata().Version(); v != 3 {
+		t.Fatalf("the sink created a version %d table, want 3", v)
+	}
+	files := l.StoredFiles(t, ordersID)
+	epoch(t, s, 2, batch(t,
+		row{Op: "U", ID: 2, Amount: 20, Region: "eu"},
+		row{Op: "D", ID: 3},
+		row{Op: "I", ID: 4, Amount: 4, Region: "us"}))
+	check := func(want []string) {
+		t.Helper()
+		if got := l.Rows(t, ordersID); !cmp.Equal(got, want) {
+			t.Fatalf("iceberg-go reads %v", cmp.Diff(want, got))
+		}
+		if got := duckRows(t, cfg.Provider.(*apacheiceberg.Provider)); !cmp.Equal(got, want) {
+			t.Fatalf("ScanSQL reads %v", cmp.Diff(want, got))
+		}
+	}
+	check(rowStrings(row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 4, Amount: 4, Region: "us"}))
+	tbl := l.Table(t, ordersID)
+	if dvs, others := liveDeleteFiles(t, tbl); dvs != 1 || others != 0 {
+		t.Fatalf("%d deletion vectors and %d other delete files after epoch 2, want 1 and 0", dvs, others)
+	}
+	if p := tbl.CurrentSnapshot().Summary.Properties; p["deleted-data-files"] != "" {
+		t.Fatalf("epoch 2 rewrote files: %v", p)
+	}
+	now := l.StoredFiles(t, ordersID)
+	for _, f := range files {
+		if !slices.Contains(now, f) {
+			t.Fatalf("file %s of epoch 1 was rewritten", f)
+		}
+	}
+	// Key 1 is in epoch 1's file, which has a DV: the new DV replaces it.
+	epoch(t, s, 3, batch(t, row{Op: "D", ID: 1}, row{Op: "U", ID: 3, Amount: 33, Region: "eu"}))
+	check(rowStrings(row{ID: 2, Amount: 20, Region: "eu"}, row{ID: 3, Amount: 33, Region: "eu"}, row{ID: 4, Amount: 4, Region: "us"}))
+	if dvs, _ := liveDeleteFiles(t, l.Table(t, ordersID)); dvs != 1 {
+		t.Fatalf("%d live deletion vectors after epoch 3, want 1 (the replaced one removed)", dvs)
+	}
+	// Keys 2 (epoch 1's file) and 4 (epoch 2's): one DV each.
+	epoch(t, s, 4, batch(t, row{Op: "D", ID: 2}, row{Op: "D", ID: 4}))
+	check(rowStrings(row{ID: 3, Amount: 33, Region: "eu"}))
+	if dvs, _ := liveDeleteFiles(t, l.Table(t, ordersID)); dvs != 2 {
+		t.Fatalf("%d live deletion vectors after epoch 4, want 2", dvs)
+	}
+}
+
+// TestSinkDeletionVectorModel: random upserts and deletes on a v3 table,
+// with an occasional OPTIMIZE folding the DVs into new files, read back
+// after every epoch against an in-memory model.
+func TestSinkDeletionVectorModel(t *testing.T) {
+	l := icebergtest.Local(t)
+	cfg := v3Config(t, l)
+	s := openSink(t, cfg)
+	db := providertest.OpenDuckDB(t)
+	rng := rand.New(rand.NewPCG(19, 3))
+	model := map[int64]row{}
+	for e := int64(1); e <= 24; e++ {
+		var rows []row
+		for i := 0; i < 1+rng.IntN(12); i++ {
+			id := int64(rng.IntN(40))
+			if rng.IntN(4) == 0 {
+				rows = append(rows, row{Op: "D", ID: id})
+				delete(model, id)
+				continue
+			}
+			r := row{Op: "U", ID: id, Amount: float64(e*100 + int64(i)), Region: []string{"eu", "us"}[rng.IntN(2)]}
+			rows = append(rows, r)
+			r.Op = ""
+			model[id] = r
+		}
+		epoch(t, s, e, batch(t, rows...))
+		if e%8 == 0 {
+			if _, err := s.Optimize(context.Background(), db, CompactOptions{MinFiles: 2}); err != nil {
+				t.Fatalf("epoch %d: optimize: %v", e, err)
+			}
+		}
+		var want []row
+		for _, r := range model {
+			want = append(want, r)
+		}
+		w := rowStrings(want...)
+		if got := l.Rows(t, ordersID); !cmp.Equal(got, w) {
+			t.Fatalf("epoch %d: iceberg-go reads %v", e, cmp.Diff(w, got))
+		}
+		if got := duckRows(t, cfg.Provider.(*apacheiceberg.Provider)); !cmp.Equal(got, w) {
+			t.Fatalf("epoch %d: ScanSQL reads %v", e, cmp.Diff(w, got))
+		}
+	}
+}
