@@ -135,6 +135,9 @@ func TestSinkDeletionVectorModel(t *testing.T) {
 			if _, err := s.Optimize(context.Background(), db, CompactOptions{MinFiles: 2}); err != nil {
 				t.Fatalf("epoch %d: optimize: %v", e, err)
 			}
+			if dvs, others := liveDeleteFiles(t, l.Table(t, ordersID)); dvs != 0 || others != 0 {
+				t.Fatalf("epoch %d: OPTIMIZE left %d deletion vectors and %d delete files", e, dvs, others)
+			}
 		}
 		var want []row
 		for _, r := range model {
