@@ -3,7 +3,10 @@ package sqlsink
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -188,5 +191,51 @@ func TestDeletionVectorConcurrentWriters(t *testing.T) {
 	// The first file's (key 1) and B's file's (its 5).
 	if dvs, _ := liveDeleteFiles(t, l.Table(t, ordersID)); dvs != 2 {
 		t.Errorf("%d live deletion vectors, want 2", dvs)
+	}
+}
+
+// puffinFiles lists the Puffin files under the warehouse of l.
+func puffinFiles(t *testing.T, l icebergtest.Lake) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(l.Dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".puffin") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return out
+}
+
+// TestVacuumDeletionVectors: a DV replaced by a later one stays while old
+// snapshots name it; VACUUM that expires them deletes its Puffin file and
+// keeps the live one, and the rows read the same.
+func TestVacuumDeletionVectors(t *testing.T) {
+	ctx := context.Background()
+	l := icebergtest.Local(t)
+	cfg := v3Config(t, l)
+	s := openSink(t, cfg)
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}, row{ID: 3, Amount: 3, Region: "eu"}))
+	epoch(t, s, 2, batch(t, row{Op: "D", ID: 1}))
+	first := puffinFiles(t, l)
+	epoch(t, s, 3, batch(t, row{Op: "D", ID: 2}))
+	if n := len(puffinFiles(t, l)); len(first) != 1 || n != 2 {
+		t.Fatalf("%d Puffin files after the first delete, %d after the second; want 1 and 2", len(first), n)
+	}
+	out, err := s.Vacuum(ctx, VacuumOptions{Retain: 0, AllowShortRetention: true, MinSnapshots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := puffinFiles(t, l)
+	if len(left) != 1 || left[0] == first[0] {
+		t.Fatalf("after VACUUM (%+v): Puffin files %v, want only the live one (not %s)", out, left, first[0])
+	}
+	want := rowStrings(row{ID: 3, Amount: 3, Region: "eu"})
+	if got := l.Rows(t, ordersID); !cmp.Equal(got, want) {
+		t.Fatalf("iceberg-go reads %v", cmp.Diff(want, got))
+	}
+	if got := duckRows(t, cfg.Provider.(*apacheiceberg.Provider)); !cmp.Equal(got, want) {
+		t.Fatalf("ScanSQL reads %v", cmp.Diff(want, got))
 	}
 }
