@@ -2,6 +2,7 @@ package sqlsink
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -237,5 +238,26 @@ func TestVacuumDeletionVectors(t *testing.T) {
 	}
 	if got := duckRows(t, cfg.Provider.(*apacheiceberg.Provider)); !cmp.Equal(got, want) {
 		t.Fatalf("ScanSQL reads %v", cmp.Diff(want, got))
+	}
+}
+
+// TestV3CopyOnWriteRefused: a v3 table whose owner asked for copy-on-write
+// merges gets no DVs, and iceberg-go v0.7.0 cannot replace its files
+// (first_row_id): the upsert is refused by name, and nothing changes.
+func TestV3CopyOnWriteRefused(t *testing.T) {
+	ctx := context.Background()
+	l := icebergtest.Local(t)
+	cfg := v3Config(t, l)
+	cfg.TableProperties["write.merge.mode"] = "copy-on-write"
+	s := openSink(t, cfg)
+	epoch(t, s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}))
+	precommit(t, s, 2, batch(t, row{Op: "U", ID: 1, Amount: 10, Region: "eu"}))
+	_, err := s.CommitEpoch(ctx, 2)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "first_row_id") {
+		t.Fatalf("copy-on-write upsert on v3: %v, want ErrUnsupported naming first_row_id", err)
+	}
+	want := rowStrings(row{ID: 1, Amount: 1, Region: "eu"})
+	if got := l.Rows(t, ordersID); !cmp.Equal(got, want) {
+		t.Fatalf("iceberg-go reads %v", cmp.Diff(want, got))
 	}
 }
