@@ -367,10 +367,8 @@ func (b *scanBuilder) dataRelation(tasks []table.FileScanTask, withPos, withEq b
 	return strings.Join(parts, " UNION ALL "), nil
 }
 
-// posRelation reads position-delete files as (local path of the data
-// file, row number). The files name data files by their URIs; those of
-// local files become their paths by dropping the scheme, those of cached
-// copies are mapped to the copies.
+// posRelation reads position-delete files and deletion vectors as
+// (local path of the data file, row number).
 func (b *scanBuilder) posRelation(files map[string]bool, dvs map[string]ice.DataFile, tasks []table.FileScanTask) (string, error) {
 	dvRel, err := b.dvRelation(dvs)
 	if err != nil || len(files) == 0 {
@@ -406,7 +404,10 @@ func (b *scanBuilder) dvRelation(dvs map[string]ice.DataFile) (string, error) {
 	return strings.Join(parts, " UNION ALL "), nil
 }
 
-// posFileRelation reads position-delete files (see posRelation).
+// posFileRelation reads position-delete files as (local path of the data
+// file, row number). The files name data files by their URIs; those of
+// local files become their paths by dropping the scheme, those of cached
+// copies are mapped to the copies.
 func (b *scanBuilder) posFileRelation(files map[string]bool, tasks []table.FileScanTask) (string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
