@@ -87,7 +87,7 @@ def _pyiceberg(ledger, srv, db, commits):
                     what="rows after step %d (%s)" % (i + 1, step.split(" (")[0]))
         # pyiceberg 0.12 exposes no referenced_data_file on a manifest entry
         # (it takes it from the Puffin blob): one DV per data file is
-        # checked by Spark's delete_files below and by the Go tests.
+        # checked by Spark's delete_files on sp3 and by the Go tests.
         dvs, others = 0, 0
         for m in tbl.snapshot_by_id(snap).manifests(tbl.io):
             for e in m.fetch_manifest_entry(tbl.io, discard_deleted=True):
