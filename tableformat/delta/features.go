@@ -161,3 +161,8 @@ func invariantColumn(t DataType, path string) string {
 	}
 	return ""
 }
+
+// CheckWritable refuses a snapshot whose table we cannot write: VACUUM
+// asks it before it deletes anything, as vacuumProtocolCheck requires of
+// every table.
+func (s *Snapshot) CheckWritable() error { return s.checkWritable() }
