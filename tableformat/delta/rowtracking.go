@@ -75,11 +75,14 @@ func (s *Snapshot) RowIDHighWaterMark() (int64, error) {
 	if !ok || d.Removed {
 		return -1, nil
 	}
-	var conf map[string]json.Number
+	// Spark adds other keys (domainName) beside the mark.
+	var conf struct {
+		HighWaterMark json.Number `json:"rowIdHighWaterMark"`
+	}
 	if err := json.Unmarshal([]byte(d.Configuration), &conf); err != nil {
 		return 0, corrupt("domain %s: configuration %q: %v", RowTrackingDomain, d.Configuration, err)
 	}
-	n, err := conf[rowIDHighWaterMarkKey].Int64()
+	n, err := conf.HighWaterMark.Int64()
 	if err != nil {
 		return 0, corrupt("domain %s: %s in %q: %v", RowTrackingDomain, rowIDHighWaterMarkKey, d.Configuration, err)
 	}

@@ -313,6 +313,24 @@ func TestRowTrackingAssignsIDs(t *testing.T) {
 	}
 }
 
+// TestRowTrackingSparkMark: Spark writes the mark with its domain name
+// beside it; the next ids go above it.
+func TestRowTrackingSparkMark(t *testing.T) {
+	_, tbl := ctNewTable(t, map[string]string{"delta.enableRowTracking": "true"})
+	spark := DomainMetadata{Domain: RowTrackingDomain, Configuration: `{"rowIdHighWaterMark":26,"domainName":"delta.rowTracking"}`}
+	data, err := EncodeActions([]Action{{CommitInfo: map[string]any{"operation": "WRITE"}}, {DomainMetadata: &spark}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.store.PutIfAbsent(context.Background(), commitKey(1), data); err != nil {
+		t.Fatal(err)
+	}
+	res := wfCommit(t, tbl, time.Now(), Action{Add: wfRowAdd("a", 2)})
+	if diff := cmp.Diff([]rowIDs{{"a", 27, 2}}, wfRowIDs(wfEntry(t, tbl, res.Version))); diff != "" {
+		t.Fatalf("row ids after Spark's mark (-want +got):\n%s", diff)
+	}
+}
+
 func TestRowTrackingEnablingNeedsBackfill(t *testing.T) {
 	ctx := context.Background()
 	_, tbl := ctNewTable(t, nil)

@@ -112,8 +112,8 @@ def run(ledger):
                 ok = all(x is not None for x in icts) and all(b > a for a, b in zip(icts, icts[1:]))
                 ledger.check(t, "log", ok, "inCommitTimestamp first and increasing in %d commits" % len(icts))
             with ledger.guard(t, "spark"):
-                _, hist = engines.spark_sql("SELECT version, timestamp FROM (DESCRIBE HISTORY delta.`%s`)" % path[t])
-                got = {v: int(round(ts.timestamp() * 1000)) for v, ts in hist}
+                hist = sparkmod.session().sql("DESCRIBE HISTORY delta.`%s`" % path[t]).select("version", "timestamp").collect()
+                got = {r[0]: int(round(r[1].timestamp() * 1000)) for r in hist}
                 want = {v: x for v, x in enumerate(_icts(path[t]))}
                 ledger.check(t, "spark", got == want, "DESCRIBE HISTORY shows the in-commit timestamps (%d versions)" % len(got))
         for t in ("fv", "fa"):
