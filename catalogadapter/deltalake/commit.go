@@ -136,6 +136,9 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			}
 			return catalogadapter.CommitOutcome{Version: v, Retries: attempt, Skipped: true}, nil
 		}
+		if why := ce.DomainConflict(actions); why != "" {
+			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
+		}
 		if why := dependencyChanged(tpath, ce.Winners, snap, removes); why != "" {
 			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
 		}

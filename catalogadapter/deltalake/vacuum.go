@@ -55,6 +55,11 @@ func (p *Provider) Vacuum(ctx context.Context, id catalogadapter.TableIdent, opt
 	if err != nil {
 		return fail(readError(tpath, err))
 	}
+	// The write protocol first, whatever the features (vacuumProtocolCheck):
+	// a feature we do not know may need files we would take for orphans.
+	if err := snap.CheckWritable(); err != nil {
+		return fail(fmt.Errorf("%w: %w", catalogadapter.ErrUnsupported, err))
+	}
 	tableRetain := delta.TombstoneRetention(snap.Metadata.Configuration)
 	retain := opts.Retain
 	if retain < 0 {
