@@ -78,7 +78,7 @@ func (e *Engine) alterSink(ctx context.Context, s *Session, st *sinkddl.AlterSin
 		e.clearPending(h)
 		return nil, err
 	}
-	return &Result{}, e.redefine(ctx, h, sinkdef.WithColumns(h.def, st.Columns, sink.Schema()))
+	return &Result{}, e.redefine(ctx, h, sinkdef.WithColumns(h.def, st.Columns, sink.Schema()), true)
 }
 
 // alterOptions runs ALTER SINK ... SET: the table's properties first, then
@@ -110,7 +110,7 @@ func (e *Engine) alterOptions(ctx context.Context, h *sinkHandle, sink *sqlsink.
 			}
 		}
 	}
-	return &Result{}, e.redefine(ctx, h, next)
+	return &Result{}, e.redefine(ctx, h, next, len(split.Table) > 0)
 }
 
 // checkColumnChanges checks the names of the changes against the sink's
@@ -221,10 +221,13 @@ func (e *Engine) clearPending(h *sinkHandle) {
 // holds no open epoch (the caller holds its lock), opens it again from
 // next, and records next and the table's columns in the registry. The
 // open sink keeps nothing across epochs, so nothing buffered is lost.
-func (e *Engine) redefine(ctx context.Context, h *sinkHandle, next *sinkddl.CreateSink) error {
+// When the sink does not open from next and the table is as it was
+// (tableChanged false), the old definition stays: the sink opens from it
+// on its next use.
+func (e *Engine) redefine(ctx context.Context, h *sinkHandle, next *sinkddl.CreateSink, tableChanged bool) error {
 	spec := e.backends.Define(next, h.rec.Path)
 	h.openMu.Lock()
-	old := h.sink
+	old, oldDef, oldSpec := h.sink, h.def, h.spec
 	h.sink = nil
 	h.def, h.spec = next, spec
 	h.gschema, h.rules, h.values = nil, nil, nil
@@ -235,6 +238,12 @@ func (e *Engine) redefine(ctx context.Context, h *sinkHandle, next *sinkddl.Crea
 		}
 	}
 	s, err := e.backends.Open(ctx, spec, true)
+	if err != nil && !tableChanged {
+		h.openMu.Lock()
+		h.def, h.spec = oldDef, oldSpec
+		h.openMu.Unlock()
+		return fmt.Errorf("ALTER SINK %s: the sink does not open with the new options, and keeps its old ones: %w", h.rec.Name, err)
+	}
 	if err != nil {
 		return fmt.Errorf("ALTER SINK %s changed the table, and the sink does not open with its new definition: %w", h.rec.Name, err)
 	}
