@@ -53,6 +53,14 @@ func (p *Provider) Compact(ctx context.Context, id catalogadapter.TableIdent, q 
 		if err != nil {
 			return out, fmt.Errorf("compact %s: %w", tpath, readError(tpath, err))
 		}
+		if snap.RowTrackingEnabled() {
+			if opts.Operation == autoCompactOperation {
+				out.Version = snap.Version
+				return out, nil // not for the background to fail at each flush
+			}
+			return out, fmt.Errorf("compact %s: %w: OPTIMIZE of a table with row tracking enabled (rowTracking, delta.enableRowTracking): "+
+				"lakesql writes no materialized row id column, so rewriting files would change the rows' stable row ids", tpath, catalogadapter.ErrUnsupported)
+		}
 		pl, err := p.planCompaction(snap, opts)
 		if err != nil {
 			return out, fmt.Errorf("compact %s at version %d: %w", tpath, snap.Version, err)
@@ -136,7 +144,7 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	for _, f := range snap.Files() {
 		// A file with a deletion vector is rewritten whatever its size: the
 		// rewrite drops its deleted rows.
-		if f.Size >= small && f.DeletionVector == nil {
+		if f.Size >= small && f.DeletionVector == nil || clusteredFile(snap, f) {
 			continue
 		}
 		k := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)

@@ -62,11 +62,18 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 		return nil, fmt.Errorf("create table: %w", err)
 	}
 	proto := createProtocol(opts.Schema, md.Configuration)
+	if fs := PropertyFeatures(md.Configuration); len(fs) > 0 {
+		p := WithFeatures(*proto, fs...)
+		proto = &p
+		withRowTrackingColumns(md.Configuration)
+	}
 	txnID := uuid.NewString()
+	ci := commitInfo(now, "CREATE TABLE", map[string]any{"partitionBy": opts.PartitionColumns}, nil, txnID)
+	if inCommitTimestamps(*proto, md) {
+		ci["inCommitTimestamp"] = created
+	}
 	actions := []Action{
-		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
-			"partitionBy": opts.PartitionColumns,
-		}, nil, txnID)},
+		{CommitInfo: ci},
 		{Protocol: proto},
 		{MetaData: md},
 	}
@@ -265,10 +272,17 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 	if op == "" {
 		op = "WRITE"
 	}
-	all := make([]Action, 0, len(actions)+1)
+	fc, err := s.withFeatures(ctx, version, now, actions)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	all := make([]Action, 0, len(fc.actions)+1)
 	txnID := uuid.NewString()
-	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters, opts.Metrics, txnID)})
-	all = append(all, actions...)
+	ci := commitInfo(now, op, opts.Parameters, opts.Metrics, txnID)
+	fc.stamp(ci)
+	// commitInfo first: in-commit timestamps require it.
+	all = append(all, Action{CommitInfo: ci})
+	all = append(all, fc.actions...)
 	data, err := EncodeActions(all)
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
@@ -279,7 +293,7 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		}
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
 	}
-	res := CommitResult{Version: version, Time: now}
+	res := CommitResult{Version: version, Time: fc.time(now)}
 	// Put-if-absent won, so version is exactly s plus this entry. It is
 	// parsed back rather than reused, so the snapshot holds what readers
 	// read and none of the caller's memory.
