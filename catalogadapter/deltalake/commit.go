@@ -42,6 +42,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
 		return fail(err)
 	}
+	receipts, dvs, _, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fail(err)
+	}
 	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
@@ -109,6 +113,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err != nil {
 			return fail(err)
 		}
+		dvActs, err := dvActions(snap, t.Storage().URI(), dvs, now.UnixMilli())
+		if err != nil {
+			return fail(err)
+		}
+		actions = append(actions, dvActs...)
 		actions = append(evolve, actions...)
 		if len(actions) == 0 {
 			return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt}, nil
@@ -141,7 +150,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			}
 			return catalogadapter.CommitOutcome{Version: v, Retries: attempt, Skipped: true}, nil
 		}
-		if why := dependencyChanged(tpath, ce.Winners, snap, removes); why != "" {
+		if why := dependencyChanged(tpath, ce.Winners, snap, append(dvPaths(dvs), removes...)); why != "" {
 			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
 		}
 		if attempt >= maxRetries {
@@ -473,11 +482,15 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return err
 	}
+	receipts, _, dvFiles, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
 	adds, _, err := p.parseReceipts(t.Storage().URI(), receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
-	if len(adds) == 0 {
+	if len(adds) == 0 && len(dvFiles) == 0 {
 		return nil
 	}
 	snap, err := p.fresh(ctx, t, tpath)
@@ -497,6 +510,9 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	}
 	if err := t.DeleteFiles(ctx, doomed); err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
+	if err := discardDVFiles(ctx, t, snap, dvFiles); err != nil {
+		return fmt.Errorf("discard deletion vector files of %s: %w", tpath, err)
 	}
 	return nil
 }
