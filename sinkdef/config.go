@@ -141,6 +141,7 @@ type sinkOptions struct {
 	flushAge           time.Duration
 	checkpointInterval int
 	memoryLimit        string
+	schemaEvolution    string
 	// noAutoCompact: auto_compact = false; compactMinFiles 0: the default.
 	noAutoCompact   bool
 	compactMinFiles int
@@ -158,7 +159,7 @@ type sinkOptions struct {
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
 var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
-	"format_version", "in_commit_timestamps", "memory_limit", "mode", "row_tracking", "target_file_size", "v2_checkpoints", "writer_id"}
+	"format_version", "in_commit_timestamps", "memory_limit", "mode", "row_tracking", "schema_evolution", "target_file_size", "v2_checkpoints", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
 // other format is refused, never ignored.
@@ -280,6 +281,13 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 			if err := so.setDeltaFeature(format, o); err != nil {
 				return so, err
 			}
+		case "schema_evolution":
+			switch v := strings.ToLower(o.Value); v {
+			case sqlsink.EvolveAddColumns, sqlsink.EvolveNone:
+				so.schemaEvolution = v
+			default:
+				return so, bad("%q is not add_columns or none", o.Value)
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -322,6 +330,7 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 		FlushAge:           so.flushAge,
 		CheckpointInterval: so.checkpointInterval,
 		MemoryLimit:        so.memoryLimit,
+		SchemaEvolution:    so.schemaEvolution,
 		DisableAutoCompact: so.noAutoCompact,
 		CompactMinFiles:    so.compactMinFiles,
 		TempDir:            filepath.Join(b.opts.DataDir, "tmp"),

@@ -105,6 +105,16 @@ type Config struct {
 	DisableAutoCompact bool
 	CompactMinFiles    int
 
+	// SchemaEvolution is EvolveAddColumns or EvolveNone ("" is none): with
+	// add_columns, a batch's columns the table lacks are added as nullable
+	// and its wider types widen the columns, in its epoch's commit.
+	SchemaEvolution string
+
+	// DeleteMode is how upserts and deletes take rows out of existing
+	// files (deletemode.go); "" takes deletion vectors when the table has
+	// them on, and copy-on-write otherwise.
+	DeleteMode DeleteMode
+
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -192,8 +202,16 @@ func (c Config) validate() error {
 	if c.CompactMinFiles < 2 || c.CompactMinFiles > MaxCompactMinFiles {
 		errs = append(errs, fmt.Sprintf("compact min files must be between 2 and %d", MaxCompactMinFiles))
 	}
+	switch c.SchemaEvolution {
+	case "", EvolveNone, EvolveAddColumns:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown schema evolution %q (add_columns or none)", c.SchemaEvolution))
+	}
 	if c.Threads < 0 {
 		errs = append(errs, "threads must not be negative")
+	}
+	if err := c.DeleteMode.check(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if strings.ContainsAny(c.MemoryLimit, "'\\") || strings.ContainsAny(c.TempDir, "'") {
 		errs = append(errs, "memory limit and temp dir must not contain quotes")

@@ -42,6 +42,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
 		return fail(err)
 	}
+	receipts, dvs, _, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fail(err)
+	}
 	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
@@ -97,6 +101,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
 			}
 		}
+		evolve, err := p.commitSchema(snap, t.Storage().URI(), receipts, opts.SchemaChanges)
+		if err != nil {
+			return fail(err)
+		}
 		// One time for the whole entry: its tombstones are stamped with
 		// the commit's own timestamp, which VACUUM's oldest readable
 		// version relies on.
@@ -105,6 +113,12 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err != nil {
 			return fail(err)
 		}
+		dvActs, err := dvActions(snap, t.Storage().URI(), dvs, now.UnixMilli())
+		if err != nil {
+			return fail(err)
+		}
+		actions = append(actions, dvActs...)
+		actions = append(evolve, actions...)
 		if len(actions) == 0 {
 			return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt}, nil
 		}
@@ -139,7 +153,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if why := ce.DomainConflict(actions); why != "" {
 			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
 		}
-		if why := dependencyChanged(tpath, ce.Winners, snap, removes); why != "" {
+		if why := dependencyChanged(tpath, ce.Winners, snap, append(dvPaths(dvs), removes...)); why != "" {
 			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
 		}
 		if attempt >= maxRetries {
@@ -250,7 +264,10 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 // checkAddsFit refuses adds staged for another partitioning than the
 // table's current one: their files would be read wrongly.
 func checkAddsFit(snap *delta.Snapshot, adds []*delta.Add) error {
-	want := snap.Metadata.PartitionColumns
+	want, err := partitionKeys(snap)
+	if err != nil {
+		return err
+	}
 	for _, a := range adds {
 		ok := len(a.PartitionValues) == len(want)
 		for _, c := range want {
@@ -295,9 +312,11 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 					return fmt.Sprintf("version %d removed %s, which this commit rewrites", w.Version, r)
 				}
 			}
-			if md := a.MetaData; md != nil && (md.SchemaString != snap.Metadata.SchemaString ||
-				strings.Join(md.PartitionColumns, "\x00") != strings.Join(snap.Metadata.PartitionColumns, "\x00")) {
-				return fmt.Sprintf("version %d changed the table schema or partitioning", w.Version)
+			// A schema change alone is not judged here: the retry checks the
+			// staged files against the new schema (commitSchema).
+			if md := a.MetaData; md != nil &&
+				strings.Join(md.PartitionColumns, "\x00") != strings.Join(snap.Metadata.PartitionColumns, "\x00") {
+				return fmt.Sprintf("version %d changed the table partitioning", w.Version)
 			}
 		}
 	}
@@ -466,11 +485,15 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return err
 	}
+	receipts, _, dvFiles, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
 	adds, _, err := p.parseReceipts(t.Storage().URI(), receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
-	if len(adds) == 0 {
+	if len(adds) == 0 && len(dvFiles) == 0 {
 		return nil
 	}
 	snap, err := p.fresh(ctx, t, tpath)
@@ -491,11 +514,16 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err := t.DeleteFiles(ctx, doomed); err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
+	if err := discardDVFiles(ctx, t, snap, dvFiles); err != nil {
+		return fmt.Errorf("discard deletion vector files of %s: %w", tpath, err)
+	}
 	return nil
 }
 
 // addedSince returns why the commits after version from up to version to
-// invalidate a merge that read the table at from: one of them added data.
+// invalidate a merge that read the table at from: one of them added data,
+// or changed the metadata (a metaData action conflicts with a concurrent
+// write that read the table; the merge is redone on the new schema).
 func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, error) {
 	for v := from + 1; v <= to; v++ {
 		actions, err := t.ReadCommit(ctx, v)
@@ -505,6 +533,9 @@ func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, er
 		for _, a := range actions {
 			if a.Add != nil && a.Add.DataChange {
 				return fmt.Sprintf("version %d added data after version %d, which this merge read", v, from), nil
+			}
+			if a.MetaData != nil {
+				return fmt.Sprintf("version %d changed the table's metadata after version %d, which this merge read", v, from), nil
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -139,15 +140,19 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	if err != nil {
 		return pl, err
 	}
+	pkeys, err := partitionKeys(snap)
+	if err != nil {
+		return pl, err
+	}
 	groups := map[string][]*delta.Add{}
 	var keys []string
 	for _, f := range snap.Files() {
 		// A file with a deletion vector is rewritten whatever its size: the
 		// rewrite drops its deleted rows.
-		if f.Size >= small && f.DeletionVector == nil || clusteredFile(snap, f) {
+		if f.Size >= small && (f.DeletionVector == nil || opts.KeepDeletionVectors) || clusteredFile(snap, f) {
 			continue
 		}
-		k := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)
+		k := partitionKey(pkeys, f.PartitionValues)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -156,7 +161,9 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	sort.Strings(keys)
 	for _, k := range keys {
 		files := groups[k]
-		if len(files) < minFiles {
+		// A file with a deletion vector is rewritten even alone, unless
+		// the caller keeps DVs.
+		if len(files) < minFiles && (opts.KeepDeletionVectors || !slices.ContainsFunc(files, hasDV)) {
 			continue
 		}
 		if opts.Partitions != nil {
@@ -172,7 +179,7 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 				continue
 			}
 		}
-		bins := binPack(files, pl.target)
+		bins := binPack(files, pl.target, !opts.KeepDeletionVectors)
 		if len(bins) == 0 {
 			continue
 		}
@@ -200,6 +207,8 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	return pl, nil
 }
 
+func hasDV(f *delta.Add) bool { return f.DeletionVector != nil }
+
 // partitionKey identifies a file's partition; "" and null are one value,
 // as the protocol reads them.
 func partitionKey(cols []string, pv map[string]*string) string {
@@ -220,7 +229,7 @@ func partitionKey(cols []string, pv map[string]*string) string {
 // of input (a file alone past it makes its own bin). A bin of one file is
 // dropped unless the file has a deletion vector: rewriting it alone gains
 // nothing.
-func binPack(files []*delta.Add, target int64) [][]*delta.Add {
+func binPack(files []*delta.Add, target int64, purgeDVs bool) [][]*delta.Add {
 	sorted := append([]*delta.Add(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if sorted[i].Size != sorted[j].Size {
@@ -232,7 +241,7 @@ func binPack(files []*delta.Add, target int64) [][]*delta.Add {
 	var cur []*delta.Add
 	var size int64
 	flush := func() {
-		if len(cur) > 1 || (len(cur) == 1 && cur[0].DeletionVector != nil) {
+		if len(cur) > 1 || (len(cur) == 1 && purgeDVs && hasDV(cur[0])) {
 			bins = append(bins, cur)
 		}
 		cur, size = nil, 0

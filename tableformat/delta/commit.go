@@ -92,17 +92,27 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 
 // createProtocol is the least protocol a new table needs: reader 1 and
 // writer 2 (appendOnly and invariants, which we honour by never adding
-// invariants), unless a column is a timestamp without time zone, which the
-// protocol allows only on reader 3 / writer 7 tables that name the
-// timestampNtz feature in both lists. At writer 7 the legacy features are
+// invariants), unless a column is a timestamp without time zone or
+// delta.enableDeletionVectors is on, which the protocol allows only on
+// reader 3 / writer 7 tables that name the timestampNtz (deletionVectors)
+// feature in both lists. At writer 7 the legacy features are
 // active only when listed, so an append-only table lists appendOnly and one
 // with a NOT NULL column lists invariants (Spark refuses the table otherwise).
 func createProtocol(schema *StructType, conf map[string]string) *Protocol {
-	if !hasType(schema, TypeTimestampNTZ) {
+	ntz, dv := hasType(schema, TypeTimestampNTZ), DeletionVectorsEnabled(conf)
+	if !ntz && !dv {
 		return &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	}
-	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-		ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{}}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{ntz, "timestampNtz"}, {dv, "deletionVectors"}} {
+		if f.on {
+			p.ReaderFeatures = append(p.ReaderFeatures, f.name)
+			p.WriterFeatures = append(p.WriterFeatures, f.name)
+		}
+	}
 	if (&Metadata{Configuration: conf}).AppendOnly() {
 		p.WriterFeatures = append(p.WriterFeatures, "appendOnly")
 	}
