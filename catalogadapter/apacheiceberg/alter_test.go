@@ -358,3 +358,91 @@ func TestAlterSchemaRace(t *testing.T) {
 		t.Fatalf("%d columns, want 8", n)
 	}
 }
+
+// TestEvolveInCommit: rows staged for a schema change (automatic
+// evolution) land with the change in one metadata commit, one snapshot,
+// carrying the new column's field id; a data commit of another writer in
+// between is retried over; an ALTER in between that changes what the
+// changes produce fails the commit with ErrConflict and lands nothing.
+func TestEvolveInCommit(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, other := openProvider(t, dir), openProvider(t, dir)
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := p.CreateTable(ctx, evolveID, catalogadapter.TableDef{Schema: evolveSchema}); err != nil {
+		t.Fatal(err)
+	}
+	add := []catalogadapter.SchemaChange{
+		{Kind: catalogadapter.AddColumn, Column: "note", Type: arrow.BinaryTypes.String},
+		{Kind: catalogadapter.WidenColumn, Column: "qty", Type: arrow.PrimitiveTypes.Int64},
+	}
+	q := "SELECT 1::BIGINT AS id, 5000000000::BIGINT AS qty, 'n1' AS note"
+	rc, err := p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: q, SchemaChanges: add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(freshTable(t, dir, evolveID).Schema().Fields()); got != 5 {
+		t.Fatalf("staging changed the schema: %d columns", got)
+	}
+	// Another writer's epoch lands between staging and commit.
+	p.beforeCommit = func(attempt int) {
+		if attempt == 0 {
+			stageQuery(t, other, db, evolveID, 1, "SELECT 2::BIGINT AS id, 7::INTEGER AS qty")
+		}
+	}
+	out, err := p.Commit(ctx, evolveID, []catalogadapter.Receipt{rc}, catalogadapter.CommitOptions{WriterID: "auto", Epoch: 1, SchemaChanges: add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.beforeCommit = nil
+	if out.Retries != 1 {
+		t.Fatalf("outcome %+v, want one retry over the other writer's epoch", out)
+	}
+	tbl := freshTable(t, dir, evolveID)
+	if got, want := fieldIDs(mustSpec(t, p)), "1:id:long 2:qty:long 3:price:float 4:cost:decimal(9, 2) 5:region:string 6:note:string"; got != want {
+		t.Fatalf("schema %q, want %q", got, want)
+	}
+	if s := tbl.CurrentSnapshot(); s == nil || s.Summary.Properties["added-data-files"] != "1" {
+		t.Fatalf("the evolving commit is not one snapshot adding its file: %+v", s)
+	}
+	want := []string{"id:BIGINT,qty:BIGINT,price:FLOAT,cost:DECIMAL(9,2),region:VARCHAR,note:VARCHAR",
+		"1|5000000000|NULL|NULL|NULL|n1", "2|7|NULL|NULL|NULL|NULL"}
+	if diff := cmp.Diff(want, duckTable(t, p, db, evolveID)); diff != "" {
+		t.Fatalf("DuckDB scan (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[1:], iceTable(t, dir, evolveID)); diff != "" {
+		t.Fatalf("iceberg-go scan (-want +got):\n%s", diff)
+	}
+
+	// An ALTER between staging and commit: the changes now give another
+	// schema (note2 would get another id): a conflict, nothing lands.
+	add2 := []catalogadapter.SchemaChange{{Kind: catalogadapter.AddColumn, Column: "note2", Type: arrow.BinaryTypes.String}}
+	rc, err = p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: "SELECT 3::BIGINT AS id, 'x' AS note2", SchemaChanges: add2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alter(t, other, evolveID, catalogadapter.SchemaChange{Kind: catalogadapter.AddColumn, Column: "meanwhile", Type: arrow.PrimitiveTypes.Int64})
+	before := freshTable(t, dir, evolveID).MetadataLocation()
+	if _, err := p.Commit(ctx, evolveID, []catalogadapter.Receipt{rc}, catalogadapter.CommitOptions{WriterID: "auto", Epoch: 2, SchemaChanges: add2}); !errors.Is(err, catalogadapter.ErrConflict) {
+		t.Fatalf("commit after a concurrent ALTER: %v, want ErrConflict", err)
+	}
+	if after := freshTable(t, dir, evolveID).MetadataLocation(); after != before {
+		t.Fatal("the conflicting commit wrote metadata")
+	}
+	if e, ok, err := p.LastEpoch(ctx, evolveID, "auto"); err != nil || !ok || e != 1 {
+		t.Fatalf("record %d %v %v, want epoch 1", e, ok, err)
+	}
+}
+
+func mustSpec(t testing.TB, p *Provider) catalogadapter.TableSpec {
+	t.Helper()
+	spec, err := p.TableSpec(context.Background(), evolveID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}

@@ -333,3 +333,20 @@ func AlterSchema(ctx context.Context, tbl *table.Table, changes []SchemaChange) 
 	}
 	return commitTx(ctx, tx)
 }
+
+// EvolvedTable is tbl as changes leave it, not committed: files written
+// against it carry the new columns' field ids, and Stage records the new
+// schema's id. A commit that makes the same changes on the same schema
+// (Change.Schema) produces the same schema, ids included: ids come from
+// the table's last-column-id, the schema id from its highest one.
+func EvolvedTable(ctx context.Context, tbl *table.Table, changes []SchemaChange) (*table.Table, error) {
+	tx := tbl.NewTransaction()
+	if _, err := UpdateSchema(ctx, tbl, tx, changes); err != nil {
+		return nil, err
+	}
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return nil, fmt.Errorf("stage schema update: %w", err)
+	}
+	return staged.Table, nil
+}
