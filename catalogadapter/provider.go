@@ -58,11 +58,9 @@ type Source struct {
 	// when they are nil: a call that costs a small epoch a tenth of its
 	// time.
 	Columns []SourceColumn
-	// SchemaChanges are schema changes (automatic evolution) that the rows
-	// are written for and that their commit makes (CommitOptions.
-	// SchemaChanges): a backend whose files name columns by id (Iceberg)
-	// writes them for the schema the changes produce.
-	SchemaChanges []SchemaChange
+	// Evolve stages the rows for the table as it will be after these
+	// schema changes, which the commit makes (CommitOptions.SchemaChanges).
+	Evolve []SchemaChange
 }
 
 // SourceColumn is one column of a Source.
@@ -249,11 +247,10 @@ type CommitOptions struct {
 	// Requires are the preconditions of the commit (see Requirement): it
 	// lands only if each still holds when it is made.
 	Requires []Requirement
-	// SchemaChanges are made in the same table version as the data, before
-	// it (automatic evolution: added columns, widenings); staged files that
-	// need them were staged with the same changes (Source.SchemaChanges).
-	// A table whose schema moved since fails the commit with ErrConflict
-	// when the changes no longer apply as they did at staging.
+	// SchemaChanges evolve the table's schema in the same version as the
+	// data (automatic evolution); the receipts were staged with the same
+	// changes (Source.Evolve). Only an InCommitEvolver reads them: the
+	// sink sends them to no other backend.
 	SchemaChanges []SchemaChange
 }
 

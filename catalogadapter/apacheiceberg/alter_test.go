@@ -381,7 +381,7 @@ func TestEvolveInCommit(t *testing.T) {
 		{Kind: catalogadapter.WidenColumn, Column: "qty", Type: arrow.PrimitiveTypes.Int64},
 	}
 	q := "SELECT 1::BIGINT AS id, 5000000000::BIGINT AS qty, 'n1' AS note"
-	rc, err := p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: q, SchemaChanges: add})
+	rc, err := p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: q, Evolve: add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestEvolveInCommit(t *testing.T) {
 	// An ALTER between staging and commit: the changes now give another
 	// schema (note2 would get another id): a conflict, nothing lands.
 	add2 := []catalogadapter.SchemaChange{{Kind: catalogadapter.AddColumn, Column: "note2", Type: arrow.BinaryTypes.String}}
-	rc, err = p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: "SELECT 3::BIGINT AS id, 'x' AS note2", SchemaChanges: add2})
+	rc, err = p.StageSQL(ctx, evolveID, db, catalogadapter.Source{Query: "SELECT 3::BIGINT AS id, 'x' AS note2", Evolve: add2})
 	if err != nil {
 		t.Fatal(err)
 	}

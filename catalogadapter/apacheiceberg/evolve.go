@@ -1,7 +1,7 @@
 package apacheiceberg
 
 // Automatic schema evolution in the same commit as the data: rows staged
-// for the schema some changes produce (Source.SchemaChanges) carry the
+// for the schema some changes produce (Source.Evolve) carry the
 // field ids that schema gives the new columns, and their receipt records
 // it; the commit (CommitOptions.SchemaChanges) makes the same changes in
 // the same Iceberg transaction as the snapshot, and lands only if they
@@ -113,3 +113,9 @@ func commitSchemaChanges(changes []catalogadapter.SchemaChange) ([]icetable.Sche
 	}
 	return icebergChanges(changes)
 }
+
+var _ catalogadapter.InCommitEvolver = (*Provider)(nil)
+
+// EvolvesInCommit implements catalogadapter.InCommitEvolver: Commit makes
+// CommitOptions.SchemaChanges in the snapshot's own transaction.
+func (p *Provider) EvolvesInCommit() {}

@@ -25,7 +25,7 @@ import (
 type receiptMeta struct {
 	Files []icetable.StagedFile `json:"files"`
 	// Schema is the schema the files were written for when that is a
-	// schema the commit makes (Source.SchemaChanges); see evolve.go.
+	// schema the commit makes (Source.Evolve); see evolve.go.
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
@@ -215,8 +215,8 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, err
 	}
-	if len(source.SchemaChanges) > 0 {
-		if tbl, err = evolvedTable(ctx, tbl, source.SchemaChanges); err != nil {
+	if len(source.Evolve) > 0 {
+		if tbl, err = evolvedTable(ctx, tbl, source.Evolve); err != nil {
 			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 		}
 	}
@@ -238,7 +238,7 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 	}
-	if len(source.SchemaChanges) > 0 {
+	if len(source.Evolve) > 0 {
 		return evolvedReceipt(tbl.Metadata(), files)
 	}
 	return receipt(tbl.Metadata(), files)
