@@ -585,7 +585,6 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 		what  string
 	}{
 		{"unknown writer feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "someFutureWriterFeature"}}, "someFutureWriterFeature"},
-		{"v2Checkpoint feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, "v2Checkpoint"},
 		{"writer version 3", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, "3"},
 		{"writer version 4", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, "4"},
 		{"writer version 6", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, "6"},
