@@ -446,3 +446,45 @@ func mustSpec(t testing.TB, p *Provider) catalogadapter.TableSpec {
 	}
 	return spec
 }
+
+// TestPromotePartitionSource: promoting the source column of an identity
+// and a bucket partition (int to long: Iceberg's transforms give the same
+// values) keeps old and new files readable, partition pruning included.
+func TestPromotePartitionSource(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := openProvider(t, dir)
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	def := catalogadapter.TableDef{Schema: evolveSchema, PartitionSpec: catalogadapter.PartitionSpec{Fields: []catalogadapter.PartitionField{
+		{Name: "qty"}, {Name: "id", Transform: catalogadapter.Transform{Kind: catalogadapter.Bucket, Param: 3}}}}}
+	if err := p.CreateTable(ctx, evolveID, def); err != nil {
+		t.Fatal(err)
+	}
+	stageQuery(t, p, db, evolveID, 1, "SELECT 1::BIGINT AS id, 7::INTEGER AS qty UNION ALL SELECT 2::BIGINT AS id, 8::INTEGER AS qty")
+	alter(t, p, evolveID, catalogadapter.SchemaChange{Kind: catalogadapter.WidenColumn, Column: "qty", Type: arrow.PrimitiveTypes.Int64})
+	stageQuery(t, p, db, evolveID, 2, "SELECT 3::BIGINT AS id, 7::BIGINT AS qty UNION ALL SELECT 4::BIGINT AS id, 9000000000::BIGINT AS qty")
+	want := []string{"id:BIGINT,qty:BIGINT,price:FLOAT,cost:DECIMAL(9,2),region:VARCHAR",
+		"1|7|NULL|NULL|NULL", "2|8|NULL|NULL|NULL", "3|7|NULL|NULL|NULL", "4|9000000000|NULL|NULL|NULL"}
+	if diff := cmp.Diff(want, duckTable(t, p, db, evolveID)); diff != "" {
+		t.Fatalf("DuckDB scan (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[1:], iceTable(t, dir, evolveID)); diff != "" {
+		t.Fatalf("iceberg-go scan (-want +got):\n%s", diff)
+	}
+	_, files, err := p.Files(ctx, evolveID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, f := range files {
+		parts = append(parts, fmt.Sprint(f.Partition["qty"]))
+	}
+	sort.Strings(parts)
+	if got := strings.Join(parts, " "); got != "7 7 8 9000000000" {
+		t.Fatalf("partition values of qty %q", got)
+	}
+}
