@@ -49,6 +49,9 @@ var writerFeatures = map[string]bool{
 	// Files are written under physical names with field ids (fileLayout);
 	// we never add or rename columns, which would need new ones.
 	"columnMapping": true,
+	// Files are written in the column's current type and delta.typeChanges
+	// is kept when the schema changes (evolve.go).
+	"typeWidening": true,
 }
 
 // legacyWriterFeatures are the features writer versions 3 to 6 add, in
