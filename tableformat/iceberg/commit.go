@@ -26,6 +26,9 @@ type Change struct {
 	Removes []string
 	// Summary goes into the snapshot summary (the epoch record).
 	Summary map[string]string
+	// Schema are schema changes made in the same commit, before the files
+	// are added (automatic evolution); see EvolvedTable.
+	Schema []SchemaChange
 	// CheckDuplicates refuses files the table already holds. It reads every
 	// manifest, so callers that know their files are new (an exactly-once
 	// commit whose epoch was checked) leave it off.
@@ -50,6 +53,11 @@ func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, err
 	tx := tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main branch: %w", err)
+	}
+	if len(ch.Schema) > 0 {
+		if _, err := UpdateSchema(ctx, tbl, tx, ch.Schema); err != nil {
+			return nil, err
+		}
 	}
 	props := ice.Properties(ch.Summary)
 	var opts []table.WriteOption
