@@ -12,6 +12,9 @@ type Requirement struct {
 	Kind RequirementKind
 	// Version is the table version the requirement speaks of.
 	Version int64
+	// Value is what a kind that compares a value compares
+	// (KindRowRulesAre: a fingerprint).
+	Value string `json:",omitempty"`
 }
 
 // RequirementKind names what a Requirement asserts.
@@ -31,7 +34,12 @@ func NoNewDataSince(version int64) Requirement {
 }
 
 // String renders the requirement for errors: no-new-data-since(3).
-func (r Requirement) String() string { return fmt.Sprintf("%s(%d)", r.Kind, r.Version) }
+func (r Requirement) String() string {
+	if r.Value != "" {
+		return fmt.Sprintf("%s(%s)", r.Kind, r.Value)
+	}
+	return fmt.Sprintf("%s(%d)", r.Kind, r.Version)
+}
 
 // CheckKinds refuses, with an error wrapping ErrUnsupported, the first of
 // reqs whose kind is not among known: what a backend calls before its

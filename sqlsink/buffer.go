@@ -53,8 +53,12 @@ type buffer struct {
 	// wait here as Arrow and are staged straight from an Arrow scan: copying
 	// them into a DuckDB table first would cost more than writing Parquet.
 	// Everything else goes into the DuckDB table buf.
-	direct  bool
-	pending []arrow.RecordBatch
+	direct     bool
+	appendMode bool
+	pending    []arrow.RecordBatch
+	// rules are the table's row rules the buffer applies (rowrules.go);
+	// nil when it has none.
+	rules *bufferRules
 	// inTable is false while the buf table is known to be empty: set
 	// before any INSERT into it, reset only by a DELETE that succeeded.
 	// It spares an epoch that never used the table a count and a DELETE.
@@ -81,7 +85,7 @@ func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer,
 		return nil, fmt.Errorf("open DuckDB buffer: %w", err)
 	}
 	b := &buffer{db: db, tempDir: tempDir, ownsTemp: owns, byName: map[string]int{}, key: cfg.Key,
-		direct: cfg.Mode == ModeAppend}
+		direct: cfg.Mode == ModeAppend, appendMode: cfg.Mode == ModeAppend}
 	settings := []string{
 		"SET memory_limit = " + sqlquote.String(cfg.MemoryLimit),
 		"SET temp_directory = " + sqlquote.String(tempDir),
@@ -204,6 +208,9 @@ func (b *buffer) insert(ctx context.Context, recs []arrow.RecordBatch, withSeq b
 		exprs = append(exprs, seqColumn, opBufCol)
 	}
 	q := fmt.Sprintf("INSERT INTO buf (%s) SELECT %s FROM %s", strings.Join(names, ", "), strings.Join(exprs, ", "), view)
+	if b.rules != nil && withSeq {
+		return b.insertChecked(ctx, fmt.Sprintf("INSERT INTO buf (%s) %s", strings.Join(names, ", "), b.fillSelect(names, exprs, view)), b.seq)
+	}
 	b.inTable = true // even a failed INSERT counts: the DELETE settles it
 	if _, err := b.conn.ExecContext(ctx, q); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadRow, err)
@@ -318,8 +325,8 @@ func (b *buffer) check(rec arrow.RecordBatch, ops []Op) error {
 		isKey[k] = true
 	}
 	for _, c := range b.cols {
-		if c.nullable && !isKey[c.name] {
-			continue
+		if (c.nullable || b.rules.generates(c.name)) && !isKey[c.name] {
+			continue // a generated column is filled, then checked
 		}
 		idx := rec.Schema().FieldIndices(c.name)
 		if len(idx) == 0 {

@@ -63,6 +63,12 @@ type Sink struct {
 	// evolving are the schema changes the open epoch's batches brought
 	// (Config.SchemaEvolution), made by its commit.
 	evolving []SchemaChange
+
+	// The table's row rules (rowrules.go), and whether a commit found
+	// them changed, so the next epoch reads them again.
+	rules      catalogadapter.RowRules
+	bufRules   *bufferRules
+	rulesStale bool
 }
 
 // New validates the configuration; nothing is touched until Open.
@@ -146,6 +152,10 @@ func (s *Sink) open(ctx context.Context) error {
 		return err
 	}
 	s.buf, s.schema = buf, spec.Schema
+	if err := s.loadRules(ctx); err != nil {
+		s.closeBuffer()
+		return err
+	}
 	s.counters.lastVersion.Store(spec.Version)
 	if err := s.m.Opened(last, ok); err != nil {
 		return err
@@ -161,18 +171,24 @@ func (s *Sink) open(ctx context.Context) error {
 // epoch e just begun; when that fails the epoch is rolled back, as if it
 // had not begun. s.mu is held.
 func (s *Sink) ensureBuffer(ctx context.Context, e int64) error {
-	if s.buf != nil {
-		if s.cfg.Buffers != nil {
-			s.cfg.Buffers.used(s)
-		}
-		return nil
-	}
-	buf, err := openBuffer(ctx, s.cfg, s.schema)
-	if err != nil {
+	if err := s.reopenBuffer(ctx); err != nil {
 		_ = s.m.Rollback(e)
 		return fmt.Errorf("open the write buffer of sink %s: %w", s.cfg.Name, err)
 	}
-	s.buf = buf
+	return nil
+}
+
+// reopenBuffer opens the buffer again if the pool released it, and marks
+// it used. s.mu is held.
+func (s *Sink) reopenBuffer(ctx context.Context) error {
+	if s.buf == nil {
+		buf, err := openBuffer(ctx, s.cfg, s.schema)
+		if err != nil {
+			return err
+		}
+		s.buf = buf
+		s.buf.setRules(s.bufRules)
+	}
 	if s.cfg.Buffers != nil {
 		s.cfg.Buffers.used(s)
 	}
@@ -237,6 +253,10 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 	if err := s.ensureBuffer(ctx, e); err != nil {
 		return err
 	}
+	if err := s.beginRules(ctx); err != nil {
+		_ = s.m.Rollback(e)
+		return err
+	}
 	s.skip, s.staged, s.removes, s.requires, s.unprepared = skip, nil, nil, nil, false
 	return nil
 }
@@ -255,6 +275,10 @@ func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
 		return -1, err
 	}
 	if err := s.ensureBuffer(ctx, e); err != nil {
+		return -1, err
+	}
+	if err := s.beginRules(ctx); err != nil {
+		_ = s.m.Rollback(e)
 		return -1, err
 	}
 	s.skip, s.staged, s.removes, s.requires, s.unprepared = false, nil, nil, nil, false
@@ -413,6 +437,7 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 	res.Duration = time.Since(start)
 	if err != nil {
 		res.Epoch = e
+		s.noteRulesChanged(err)
 		// Not fatal: the caller may retry CommitEpoch or roll back.
 		s.m.CommitFailed(e, err, false)
 		return res, fmt.Errorf("commit epoch %d to %s: %w", e, s.cfg.Table, err)
@@ -478,7 +503,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			}
 			s.unprepared = false
 		}
-		opts.Removes, opts.Requires, opts.SchemaChanges = s.removes, s.requires, s.evolving
+		opts.Removes, opts.Requires, opts.SchemaChanges = s.removes, append(s.requires[:len(s.requires):len(s.requires)], s.rulesRequirement()...), s.evolving
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil && out.Skipped && s.m.Automatic() {
 			// The table holds our number from another run of our writer
@@ -515,7 +540,8 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			}
 			return res, nil
 		}
-		if !errors.Is(err, catalogadapter.ErrConflict) || s.cfg.Mode != ModeUpsert || redo >= maxMergeRedos {
+		if !errors.Is(err, catalogadapter.ErrConflict) || s.cfg.Mode != ModeUpsert || redo >= maxMergeRedos ||
+			errors.Is(err, catalogadapter.ErrRowRulesChanged) { // a redo is checked against the same rules
 			return CommitResult{}, err
 		}
 		// A winner rewrote files our merge removes, or added rows it did

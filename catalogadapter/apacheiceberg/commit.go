@@ -66,6 +66,14 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := checkRemoves(opts.Removes, staged); err != nil {
 		return fail(err)
 	}
+	evolved, err := receiptSchemas(receipts)
+	if err != nil {
+		return fail(err)
+	}
+	schemaChanges, err := commitSchemaChanges(opts.SchemaChanges)
+	if err != nil {
+		return fail(err)
+	}
 	if err := p.checkStageAge(staged); err != nil {
 		return fail(err)
 	}
@@ -112,9 +120,13 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return fail(err)
 			}
 		}
-		change := icetable.Change{Removes: opts.Removes, Summary: summary, CheckDuplicates: !recordEpoch}
+		ftbl, err := evolvedForCommit(ctx, tbl, opts.SchemaChanges, evolved) // the schema the files are decoded for
+		if err != nil {
+			return fail(err)
+		}
+		change := icetable.Change{Removes: opts.Removes, Summary: summary, CheckDuplicates: !recordEpoch, Schema: schemaChanges}
 		for _, s := range staged {
-			df, err := s.File(tbl.Metadata())
+			df, err := s.File(ftbl.Metadata())
 			if err != nil {
 				return fail(err)
 			}

@@ -158,6 +158,7 @@ func mapErr(err error) error {
 		{icetable.ErrUnsupported, catalogadapter.ErrUnsupported},
 		{icetable.ErrInvalid, catalogadapter.ErrInvalid},
 		{icetable.ErrTimeout, catalogadapter.ErrTimeout},
+		{icetable.ErrSchemaRule, catalogadapter.ErrSchemaChange},
 	} {
 		if errors.Is(err, m.from) && !errors.Is(err, m.to) {
 			return fmt.Errorf("%w: %w", m.to, err)

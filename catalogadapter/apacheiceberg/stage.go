@@ -24,6 +24,9 @@ import (
 // committed or deleted by another process.
 type receiptMeta struct {
 	Files []icetable.StagedFile `json:"files"`
+	// Schema is the schema the files were written for when that is a
+	// schema the commit makes (Source.Evolve); see evolve.go.
+	Schema json.RawMessage `json:"schema,omitempty"`
 	// DVRead, on the receipt of an upsert's deletion vectors, is the
 	// snapshot the deleted rows were found in (-1: the table was empty):
 	// data committed after it may hold keys the deletes missed.
@@ -247,6 +250,11 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, err
 	}
+	if len(source.Evolve) > 0 {
+		if tbl, err = evolvedTable(ctx, tbl, source.Evolve); err != nil {
+			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
+		}
+	}
 	conn, done, err := sqlConn(ctx, q)
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
@@ -264,6 +272,9 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	files, err := p.writeRows(ctx, tbl, conn, query, names, p.targetFileSize())
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
+	}
+	if len(source.Evolve) > 0 {
+		return evolvedReceipt(tbl.Metadata(), files)
 	}
 	return receipt(tbl.Metadata(), files)
 }

@@ -39,7 +39,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		}
 		return catalogadapter.CommitOutcome{}, fmt.Errorf("commit to %s: %w", tpath, err)
 	}
-	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
+	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince, catalogadapter.KindRowRulesAre); err != nil {
 		return fail(err)
 	}
 	receipts, dvs, _, err := splitDVReceipts(receipts)
@@ -89,8 +89,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt, Skipped: true}, nil
 			}
 		}
-		for _, r := range opts.Requires { // kinds checked above: all NoNewDataSince
-			if snap.Version <= r.Version {
+		if err := checkRowRules(snap, opts.Requires); err != nil {
+			return fail(err)
+		}
+		for _, r := range opts.Requires { // kinds checked above
+			if r.Kind != catalogadapter.KindNoNewDataSince || snap.Version <= r.Version {
 				continue
 			}
 			why, err := addedSince(ctx, t, r.Version, snap.Version)

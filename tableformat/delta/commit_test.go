@@ -585,8 +585,7 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 		what  string
 	}{
 		{"unknown writer feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "someFutureWriterFeature"}}, "someFutureWriterFeature"},
-		{"writer version 3", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, "3"},
-		{"writer version 4", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, "4"},
+		{"writer version 5", Protocol{MinReaderVersion: 1, MinWriterVersion: 5}, "5"},
 		{"writer version 6", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, "6"},
 		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, "8"},
 	}
@@ -717,10 +716,11 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 }
 
 // TestCommitRefusesColumnInvariants: at writer versions 2 to 6 column
-// invariants are always on and we do not evaluate them, so a table whose
-// columns (nested ones too) carry delta.invariants stays readable but
-// refuses data files, commits and checkpoints; a commit adding an invariant
-// to a writable table is refused too. Without invariants, writer 2 writes.
+// invariants are always on; the sink evaluates those of top-level columns
+// only, so a table whose nested fields carry delta.invariants stays
+// readable but refuses data files, commits and checkpoints; a commit
+// adding one to a writable table is refused too. Without them, or with a
+// top-level one, writer 2 writes.
 func TestCommitRefusesColumnInvariants(t *testing.T) {
 	ctx := context.Background()
 	db := openDuckDB(t)
@@ -731,7 +731,6 @@ func TestCommitRefusesColumnInvariants(t *testing.T) {
 		meta map[string]any
 		want string // the column the error names
 	}{
-		{"top-level column", TypeInteger, inv, "x"},
 		{"nested field", &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true, Metadata: inv}}}, nil, "x.y"},
 		{"field in a list", &ArrayType{ElementType: &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true, Metadata: inv}}}, ContainsNull: true}, nil, "x.element.y"},
 	} {
@@ -785,7 +784,7 @@ func TestCommitRefusesColumnInvariants(t *testing.T) {
 		changed := *schema
 		changed.Fields = append([]*StructField(nil), schema.Fields...)
 		f := *changed.Fields[0]
-		f.Metadata = inv
+		f.Type = &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true, Metadata: inv}}}
 		changed.Fields[0] = &f
 		schemaString, err := changed.JSON()
 		if err != nil {

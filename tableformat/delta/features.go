@@ -20,9 +20,14 @@ var readerFeatures = map[string]bool{
 // writerFeatures are the table features our writer honours. A table that
 // declares any other one is read-only for us.
 var writerFeatures = map[string]bool{
-	"appendOnly":   true, // we never remove rows from such a table: checked on commit
-	"invariants":   true, // NOT NULL only: a column with delta.invariants is refused below
-	"timestampNtz": true,
+	"appendOnly": true, // we never remove rows from such a table: checked on commit
+	// Invariants, CHECK constraints and generation expressions are Spark
+	// SQL that the writer of rows evaluates (Rules; lakesql's sink does it
+	// with DuckDB); invariants on nested fields are refused below.
+	"invariants":       true,
+	"checkConstraints": true,
+	"generatedColumns": true,
+	"timestampNtz":     true,
 	// Checkpoints follow the V2 spec, UUID-named (checkpoint_v2.go).
 	"v2Checkpoint": true,
 	// VACUUM checks the write protocol before it deletes (PlanVacuum).
@@ -86,8 +91,9 @@ func checkReadable(p Protocol, m Metadata) error {
 
 // CheckWritable refuses to write a table whose protocol we cannot honour.
 // schema is the table's schema: at writer versions 2 to 6 column invariants
-// are always on, and since we do not evaluate them, a table whose columns
-// carry any is read-only for us (tables we create carry none).
+// are always on, and an invariant on a nested field, which we do not
+// evaluate, makes the table read-only for us. Versions 3 and 4 (CHECK
+// constraints, change data feed, generated columns) are written.
 func CheckWritable(p Protocol, schema *StructType) error {
 	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
 		return unsupported("writer version %d", p.MinWriterVersion)
@@ -95,11 +101,11 @@ func CheckWritable(p Protocol, schema *StructType) error {
 	if p.MinWriterVersion < 7 {
 		// Legacy versions imply features: 2 invariants, 3 check constraints,
 		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
-		if p.MinWriterVersion > 2 {
+		if p.MinWriterVersion > 4 {
 			return unsupported("writing a table with writer version %d (%s)", p.MinWriterVersion,
 				strings.Join(legacyWriterFeatures[:p.MinWriterVersion-2], ", "))
 		}
-		if p.MinWriterVersion == 2 {
+		if p.MinWriterVersion >= 2 {
 			return refuseInvariants(schema)
 		}
 		return nil
@@ -119,53 +125,21 @@ func CheckWritable(p Protocol, schema *StructType) error {
 	return nil
 }
 
-// refuseInvariants refuses a schema whose columns carry invariants, where
-// the protocol has them on (writer 2, or a writer 7 table listing the
-// feature): we do not evaluate them.
+// refuseInvariants refuses a schema whose nested fields carry invariants,
+// where the protocol has them on (writer 2 to 6, or a writer 7 table
+// listing the feature): we evaluate those of top-level columns only.
 func refuseInvariants(schema *StructType) error {
-	if col := invariantColumn(schema, ""); col != "" {
-		return unsupported("writing a table with column invariants (delta.invariants on column %q)", col)
+	if schema == nil {
+		return nil
+	}
+	if col := nestedKey(schema, invariantKey); col != "" {
+		return unsupported("writing a table with column invariants on nested fields (delta.invariants on %q)", col)
 	}
 	return nil
 }
 
 // invariantKey is the column metadata key holding a column invariant.
 const invariantKey = "delta.invariants"
-
-// invariantColumn returns the dotted path of the first column, nested ones
-// included, that carries an invariant, or "" when none does.
-func invariantColumn(t DataType, path string) string {
-	switch t := t.(type) {
-	case *StructType:
-		if t == nil {
-			return ""
-		}
-		for _, f := range t.Fields {
-			if f == nil {
-				continue
-			}
-			p := childPath(path, f.Name)
-			if _, ok := f.Metadata[invariantKey]; ok {
-				return p
-			}
-			if col := invariantColumn(f.Type, p); col != "" {
-				return col
-			}
-		}
-	case *ArrayType:
-		if t != nil {
-			return invariantColumn(t.ElementType, childPath(path, "element"))
-		}
-	case *MapType:
-		if t != nil {
-			if col := invariantColumn(t.KeyType, childPath(path, "key")); col != "" {
-				return col
-			}
-			return invariantColumn(t.ValueType, childPath(path, "value"))
-		}
-	}
-	return ""
-}
 
 // CheckWritable refuses a snapshot whose table we cannot write: VACUUM
 // asks it before it deletes anything, as vacuumProtocolCheck requires of

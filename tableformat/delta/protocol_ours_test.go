@@ -44,16 +44,16 @@ func TestCreateListsInvariantsForNotNull(t *testing.T) {
 }
 
 // TestWriterFeatureInvariantsWithExpression: a writer 7 table listing
-// invariants whose column carries delta.invariants (an expression we do not
-// evaluate) refuses commits, naming the column.
+// invariants whose nested field carries delta.invariants (which the sink
+// does not evaluate) refuses commits, naming the field.
 func TestWriterFeatureInvariantsWithExpression(t *testing.T) {
 	ctx := context.Background()
 	store, err := NewLocalStorage(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := &StructType{Fields: []*StructField{{Name: "x", Type: TypeInteger, Nullable: true,
-		Metadata: map[string]any{invariantKey: `{"expression": {"expression": "x > 3"}}`}}}}
+	schema := &StructType{Fields: []*StructField{{Name: "x", Type: &StructType{Fields: []*StructField{{Name: "y", Type: TypeInteger, Nullable: true,
+		Metadata: map[string]any{invariantKey: `{"expression": {"expression": "x.y > 3"}}`}}}}, Nullable: true}}}
 	js, err := schema.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -74,8 +74,8 @@ func TestWriterFeatureInvariantsWithExpression(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = snap.Commit(ctx, []Action{{Add: ctAdd("x.parquet")}}, CommitOptions{})
-	if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), `"x"`) {
-		t.Fatalf("want ErrUnsupportedFeature naming \"x\", got %v", err)
+	if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), `"x.y"`) {
+		t.Fatalf("want ErrUnsupportedFeature naming \"x.y\", got %v", err)
 	}
 	if _, err := os.Stat(store.LocalPath(commitKey(1))); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a refused commit wrote version 1")

@@ -26,6 +26,9 @@ type Change struct {
 	Removes []string
 	// Summary goes into the snapshot summary (the epoch record).
 	Summary map[string]string
+	// Schema are schema changes made in the same commit, before the files
+	// are added (automatic evolution); see EvolvedTable.
+	Schema []SchemaChange
 	// DVBases maps the data file of each deletion vector in Deletes to the
 	// DV it replaces (WriteDeletionVectors): the commit removes that one,
 	// and fails with ErrDVChanged when the data file's live DV is another.
@@ -54,6 +57,11 @@ func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, err
 	tx := tbl.NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main branch: %w", err)
+	}
+	if len(ch.Schema) > 0 {
+		if _, err := UpdateSchema(ctx, tbl, tx, ch.Schema); err != nil {
+			return nil, err
+		}
 	}
 	props := ice.Properties(ch.Summary)
 	var opts []table.WriteOption
