@@ -58,6 +58,11 @@ type CompactOptions struct {
 	// Operation names the commit in the table's history ("OPTIMIZE" when
 	// empty; auto-compaction passes "AUTO COMPACT").
 	Operation string
+	// KeepDeletionVectors: a file with a deletion vector is compacted only
+	// as any file is (small, with enough others), not purged of its
+	// deleted rows whatever its size, as OPTIMIZE does. Auto-compaction
+	// sets it, or it would undo each delete's saving at once.
+	KeepDeletionVectors bool
 }
 
 // DefaultSmallFileFraction: a file under this fraction of the target size

@@ -163,6 +163,9 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		e.sinks[strings.ToLower(r.Name)] = h
 	}
+	if err := e.adoptPending(ctx); err != nil {
+		return nil, err
+	}
 	registerSystemVariables()
 	e.gms = sqle.NewDefault(&provider{engine: e})
 	e.gms.ProcessList = maskedProcessList{e.gms.ProcessList}
@@ -416,6 +419,8 @@ func (e *Engine) execLakesql(ctx context.Context, s *Session, st sinkddl.Stateme
 		return e.vacuumSink(ctx, st)
 	case *sinkddl.ShowSinkHistory:
 		return e.showSinkHistory(ctx, st)
+	case *sinkddl.AlterSink:
+		return e.alterSink(ctx, s, st)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNotSupported, st)
 }

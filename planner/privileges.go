@@ -134,6 +134,10 @@ func (e *Engine) checkLakesql(ctx context.Context, st sinkddl.Statement) error {
 		if !e.has(gctx, st.Name, gms.PrivilegeType_Drop) {
 			return tableDenied(gctx, "DROP", st.Name)
 		}
+	case *sinkddl.AlterSink:
+		if !e.has(gctx, st.Name, gms.PrivilegeType_Alter) {
+			return tableDenied(gctx, "ALTER", st.Name)
+		}
 	case *sinkddl.ShowCreateSink:
 		if !e.visible(gctx, st.Name) {
 			return tableDenied(gctx, "SHOW", st.Name)

@@ -43,6 +43,7 @@ const (
 	procOptimizeSink          = "lakesql_optimize_sink"
 	procVacuumSink            = "lakesql_vacuum_sink"
 	procSinkHistory           = "lakesql_sink_history"
+	procAlterSink             = "lakesql_alter_sink"
 )
 
 // erSPWrongNoOfArgs is MySQL's ER_SP_WRONG_NO_OF_ARGS, which vitess does not name.
@@ -91,6 +92,8 @@ var procedures = []*procedure{
 		build: buildVacuumSink},
 	{name: procSinkHistory, params: []string{"name", "limit"}, required: 1, sample: &sinkddl.ShowSinkHistory{},
 		build: buildSinkHistory},
+	{name: procAlterSink, params: []string{"name", "change"}, required: 2, sample: &sinkddl.AlterSink{},
+		build: buildAlterSink},
 }
 
 // usage renders the call as the documentation writes it, optional

@@ -35,8 +35,12 @@ type sinkRecord struct {
 	// absolute path, an Iceberg table's namespace.table.
 	Path string `json:"path"`
 	// Columns is the table's schema when the sink was created or
-	// attached: a sink whose table changed underneath fails on use.
+	// attached, or last altered: a sink whose table changed underneath
+	// fails on use.
 	Columns []storedColumn `json:"columns,omitempty"`
+	// Pending is the definition an ALTER SINK in flight leads to (see
+	// altersink.go), "" when none is.
+	Pending string `json:"pending,omitempty"`
 }
 
 // storedColumn is one column of a persisted schema; Type is the Arrow

@@ -36,6 +36,10 @@ var sqlStates = map[int]string{
 	erTooBigScale:                        mysql.SSClientError,
 	erInvalidJSONText:                    "22032",
 	erReadOnlyTransaction:                "25006",
+	erAlterOperationNotSupportedReason:   "0A000",
+	mysql.ERLockOrActiveTransaction:      "25000",
+	mysql.ERDupFieldName:                 "42S21",
+	mysql.ERCantRemoveAllFields:          mysql.SSClientError,
 }
 
 // withMySQLState gives e MySQL's SQLSTATE for its code when it carries the

@@ -90,6 +90,8 @@ func statementWrites(st sinkddl.Statement) string {
 		return "DROP SINK"
 	case *sinkddl.OptimizeSink:
 		return "OPTIMIZE SINK"
+	case *sinkddl.AlterSink:
+		return "ALTER SINK"
 	case *sinkddl.VacuumSink:
 		if !st.DryRun {
 			return "VACUUM SINK"

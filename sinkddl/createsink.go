@@ -311,48 +311,57 @@ func (p *parser) partitionExpr() (PartitionExpr, token, error) {
 	return e, colTok, nil
 }
 
-// options reads "(" key "=" value {"," key "=" value} ")".
+// options reads WITH's "(" key "=" value {"," key "=" value} ")".
 func (p *parser) options(s *CreateSink) error {
-	if err := p.expectPunct("(", "expected '(' and options after WITH"); err != nil {
-		return err
+	opts, err := p.optionList("WITH")
+	s.Options = opts
+	return err
+}
+
+// optionList reads "(" key "=" value {"," key "=" value} ")" after clause
+// (WITH, SET); keys are unique.
+func (p *parser) optionList(clause string) ([]Option, error) {
+	var out []Option
+	if err := p.expectPunct("(", "expected '(' and options after "+clause); err != nil {
+		return nil, err
 	}
 	seen := map[string]int{}
 	for {
 		kt := p.tok
 		if kt.kind != tokWord {
-			return p.syntaxErr(kt, "expected an option name")
+			return nil, p.syntaxErr(kt, "expected an option name")
 		}
 		key, err := p.optionKeyPart()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for p.acceptPunct(".") {
 			if p.tok.kind != tokWord && p.tok.kind != tokIdent {
-				return p.syntaxErr(p.tok, "expected the rest of option name %q after the dot", key)
+				return nil, p.syntaxErr(p.tok, "expected the rest of option name %q after the dot", key)
 			}
 			part, err := p.optionKeyPart()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			key += "." + part
 		}
 		if first, dup := seen[key]; dup {
-			return p.defErr(kt, ErrInvalidDefinition, "option %q is given twice (first at position %d)", key, first)
+			return nil, p.defErr(kt, ErrInvalidDefinition, "option %q is given twice (first at position %d)", key, first)
 		}
 		seen[key] = kt.pos + 1
 		if err := p.expectPunct("=", fmt.Sprintf("expected '=' after option %q", key)); err != nil {
-			return err
+			return nil, err
 		}
 		o, err := p.optionValue(key)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		s.Options = append(s.Options, o)
+		out = append(out, o)
 		if p.acceptPunct(")") {
-			return nil
+			return out, nil
 		}
-		if err := p.expectPunct(",", "expected ',' or ')' in the WITH options"); err != nil {
-			return err
+		if err := p.expectPunct(",", "expected ',' or ')' in the "+clause+" options"); err != nil {
+			return nil, err
 		}
 	}
 }

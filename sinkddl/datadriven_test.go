@@ -171,6 +171,32 @@ func describe(stmt Statement) string {
 		if s.HasLimit {
 			fmt.Fprintf(&b, " limit %d", s.Limit)
 		}
+	case *AlterSink:
+		fmt.Fprintf(&b, "alter sink %q", s.Name)
+		for _, c := range s.Columns {
+			fmt.Fprintf(&b, "\n%s %q", strings.ToLower(string(c.Kind)), c.Column)
+			if c.NewName != "" {
+				fmt.Fprintf(&b, " to %q", c.NewName)
+			}
+			if c.Type != nil {
+				fmt.Fprintf(&b, " %s -> %v", c.SQLType, c.Type)
+			}
+			if c.Comment != "" {
+				fmt.Fprintf(&b, ", comment %q", c.Comment)
+			}
+		}
+		for _, o := range s.Set {
+			fmt.Fprintf(&b, "\nset %s = %q, %s", o.Key, o.Value, optionKinds[o.Kind])
+		}
+		if c := s.AddCheck; c != nil {
+			fmt.Fprintf(&b, "\nadd constraint %q check %q", c.Name, c.Expr)
+		}
+		if d := s.DropConstraint; d != nil {
+			fmt.Fprintf(&b, "\ndrop constraint %q", d.Name)
+			if d.IfExists {
+				b.WriteString(" if exists")
+			}
+		}
 	default:
 		fmt.Fprintf(&b, "%#v", stmt)
 	}

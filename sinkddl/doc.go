@@ -1,6 +1,6 @@
-// Package sinkddl is lakesql's own statement language: CREATE SINK, DROP
-// SINK, SHOW SINKS, SHOW CREATE SINK and SHOW SINK STATUS. It holds their
-// syntax tree (statement.go), a hand-written lexer (lexer.go) and
+// Package sinkddl is lakesql's own statement language: CREATE SINK, ALTER
+// SINK (altersink.go), DROP SINK, SHOW SINKS, SHOW CREATE SINK, SHOW SINK
+// STATUS and the maintenance statements. It holds their syntax tree (statement.go), a hand-written lexer (lexer.go) and
 // recursive-descent parser (parser.go, createsink.go), the canonical SQL
 // each statement renders (format.go), and the MySQL column types a sink
 // takes (types.go). It imports nothing of go-mysql-server: the front end

@@ -11,9 +11,9 @@ import (
 const maxIdentifierLength = 64
 
 // IsLakesqlStatement reports whether sql starts, after blanks and comments,
-// with CREATE SINK, DROP SINK, SHOW SINKS, SHOW SINK (STATUS, HISTORY),
-// SHOW CREATE SINK, OPTIMIZE SINK or VACUUM SINK (OPTIMIZE TABLE stays
-// MySQL's).
+// with CREATE SINK, ALTER SINK, DROP SINK, SHOW SINKS, SHOW SINK (STATUS,
+// HISTORY), SHOW CREATE SINK, OPTIMIZE SINK or VACUUM SINK (OPTIMIZE
+// TABLE and ALTER TABLE stay MySQL's).
 // Those statements are lakesql's to parse, errors included, and everything
 // else belongs to the MySQL parser. It only looks at the leading keywords,
 // so it is cheap enough to run on every query.
@@ -21,7 +21,7 @@ func IsLakesqlStatement(sql string) bool {
 	first, i := sqlword.Leading(sql, 0)
 	second, i := sqlword.Leading(sql, i)
 	switch {
-	case sqlword.Is(first, "CREATE"), sqlword.Is(first, "DROP"), sqlword.Is(first, "OPTIMIZE"), sqlword.Is(first, "VACUUM"):
+	case sqlword.Is(first, "CREATE"), sqlword.Is(first, "ALTER"), sqlword.Is(first, "DROP"), sqlword.Is(first, "OPTIMIZE"), sqlword.Is(first, "VACUUM"):
 		return sqlword.Is(second, "SINK")
 	case sqlword.Is(first, "SHOW"):
 		if sqlword.Is(second, "SINKS") || sqlword.Is(second, "SINK") {

@@ -203,8 +203,13 @@ func (p *parser) statement() (Statement, error) {
 			return nil, err
 		}
 		stmt, err = p.vacuumSink()
+	case p.acceptWord("ALTER"):
+		if err := p.expectWord("SINK", "expected SINK"); err != nil {
+			return nil, err
+		}
+		stmt, err = p.alterSink()
 	default:
-		return nil, p.syntaxErr(p.tok, "expected CREATE SINK, DROP SINK, SHOW SINKS, OPTIMIZE SINK or VACUUM SINK")
+		return nil, p.syntaxErr(p.tok, "expected CREATE SINK, ALTER SINK, DROP SINK, SHOW SINKS, OPTIMIZE SINK or VACUUM SINK")
 	}
 	if err != nil {
 		return nil, err

@@ -151,11 +151,14 @@ type sinkOptions struct {
 	catalog       map[string]string
 	// Delta on object storage: the storage.* options, keys in full.
 	storage map[string]string
+	// deltaProps: the table properties of the Delta feature options
+	// (deltafeatures.go), set on the table lakesql creates.
+	deltaProps map[string]string
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
 var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
-	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
+	"format_version", "in_commit_timestamps", "memory_limit", "mode", "row_tracking", "target_file_size", "v2_checkpoints", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
 // other format is refused, never ignored.
@@ -273,6 +276,10 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 				return so, bad("%q is not a number of files from 2 to %d", o.Value, sqlsink.MaxCompactMinFiles)
 			}
 			so.compactMinFiles = n
+		case "in_commit_timestamps", "row_tracking", "v2_checkpoints":
+			if err := so.setDeltaFeature(format, o); err != nil {
+				return so, err
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -362,6 +369,7 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 			ErrOption, path)
 	}
 	cfg.Table.Name = path
+	cfg.TableProperties = maps.Clone(so.deltaProps)
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)
 	}

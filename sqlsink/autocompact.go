@@ -212,6 +212,9 @@ func (a *autoCompactor) compact(ctx context.Context) (catalogadapter.CompactOutc
 		TargetFileSize: a.s.cfg.TargetFileSize,
 		MinFiles:       a.minFiles,
 		Operation:      AutoCompactOperation,
+		// OPTIMIZE purges deletion vectors; compacting small files must
+		// not rewrite every file an upsert marked.
+		KeepDeletionVectors: true,
 	})
 }
 

@@ -105,6 +105,11 @@ type Config struct {
 	DisableAutoCompact bool
 	CompactMinFiles    int
 
+	// DeleteMode is how upserts and deletes take rows out of existing
+	// files (deletemode.go); "" takes deletion vectors when the table has
+	// them on, and copy-on-write otherwise.
+	DeleteMode DeleteMode
+
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -194,6 +199,9 @@ func (c Config) validate() error {
 	}
 	if c.Threads < 0 {
 		errs = append(errs, "threads must not be negative")
+	}
+	if err := c.DeleteMode.check(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if strings.ContainsAny(c.MemoryLimit, "'\\") || strings.ContainsAny(c.TempDir, "'") {
 		errs = append(errs, "memory limit and temp dir must not contain quotes")

@@ -61,8 +61,12 @@ func (s *Sink) mergeUpsert(ctx context.Context) ([]catalogadapter.Receipt, []str
 		// The table cannot take equality deletes on this key: rewrite files.
 	}
 	scanner := s.cfg.Provider.(catalogadapter.Scanner) // open refused a provider without one
+	merge, err := s.mergeFunc(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	for redo := 0; ; redo++ {
-		receipts, removes, version, err := s.rewriteKeys(ctx, scanner, keys)
+		receipts, removes, version, err := merge(ctx, scanner, keys)
 		if err == nil || redo >= maxMergeRedos || ctx.Err() != nil {
 			return receipts, removes, err
 		}

@@ -42,6 +42,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince, catalogadapter.KindRowRulesAre); err != nil {
 		return fail(err)
 	}
+	receipts, dvs, _, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fail(err)
+	}
 	adds, stagedOn, err := p.decodeReceipts(ctx, t.Storage(), receipts)
 	if err != nil {
 		return fail(err)
@@ -108,6 +112,11 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 		if err != nil {
 			return fail(err)
 		}
+		dvActs, err := dvActions(snap, t.Storage().URI(), dvs, now.UnixMilli())
+		if err != nil {
+			return fail(err)
+		}
+		actions = append(actions, dvActs...)
 		if len(actions) == 0 {
 			return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt}, nil
 		}
@@ -139,7 +148,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			}
 			return catalogadapter.CommitOutcome{Version: v, Retries: attempt, Skipped: true}, nil
 		}
-		if why := dependencyChanged(tpath, ce.Winners, snap, removes); why != "" {
+		if why := dependencyChanged(tpath, ce.Winners, snap, append(dvPaths(dvs), removes...)); why != "" {
 			return fail(fmt.Errorf("%w: %s: %w", catalogadapter.ErrConflict, why, err))
 		}
 		if attempt >= maxRetries {
@@ -250,7 +259,10 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 // checkAddsFit refuses adds staged for another partitioning than the
 // table's current one: their files would be read wrongly.
 func checkAddsFit(snap *delta.Snapshot, adds []*delta.Add) error {
-	want := snap.Metadata.PartitionColumns
+	want, err := partitionKeys(snap)
+	if err != nil {
+		return err
+	}
 	for _, a := range adds {
 		ok := len(a.PartitionValues) == len(want)
 		for _, c := range want {
@@ -466,11 +478,15 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	if err != nil {
 		return err
 	}
+	receipts, _, dvFiles, err := splitDVReceipts(receipts)
+	if err != nil {
+		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
 	adds, _, err := p.parseReceipts(t.Storage().URI(), receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
 	}
-	if len(adds) == 0 {
+	if len(adds) == 0 && len(dvFiles) == 0 {
 		return nil
 	}
 	snap, err := p.fresh(ctx, t, tpath)
@@ -490,6 +506,9 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 	}
 	if err := t.DeleteFiles(ctx, doomed); err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", tpath, err)
+	}
+	if err := discardDVFiles(ctx, t, snap, dvFiles); err != nil {
+		return fmt.Errorf("discard deletion vector files of %s: %w", tpath, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,6 +53,14 @@ func (p *Provider) Compact(ctx context.Context, id catalogadapter.TableIdent, q 
 		snap, err := p.fresh(ctx, t, tpath)
 		if err != nil {
 			return out, fmt.Errorf("compact %s: %w", tpath, readError(tpath, err))
+		}
+		if snap.RowTrackingEnabled() {
+			if opts.Operation == autoCompactOperation {
+				out.Version = snap.Version
+				return out, nil // not for the background to fail at each flush
+			}
+			return out, fmt.Errorf("compact %s: %w: OPTIMIZE of a table with row tracking enabled (rowTracking, delta.enableRowTracking): "+
+				"lakesql writes no materialized row id column, so rewriting files would change the rows' stable row ids", tpath, catalogadapter.ErrUnsupported)
 		}
 		pl, err := p.planCompaction(snap, opts)
 		if err != nil {
@@ -131,15 +140,19 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	if err != nil {
 		return pl, err
 	}
+	pkeys, err := partitionKeys(snap)
+	if err != nil {
+		return pl, err
+	}
 	groups := map[string][]*delta.Add{}
 	var keys []string
 	for _, f := range snap.Files() {
 		// A file with a deletion vector is rewritten whatever its size: the
 		// rewrite drops its deleted rows.
-		if f.Size >= small && f.DeletionVector == nil {
+		if f.Size >= small && (f.DeletionVector == nil || opts.KeepDeletionVectors) || clusteredFile(snap, f) {
 			continue
 		}
-		k := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)
+		k := partitionKey(pkeys, f.PartitionValues)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -148,7 +161,9 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	sort.Strings(keys)
 	for _, k := range keys {
 		files := groups[k]
-		if len(files) < minFiles {
+		// A file with a deletion vector is rewritten even alone, unless
+		// the caller keeps DVs.
+		if len(files) < minFiles && (opts.KeepDeletionVectors || !slices.ContainsFunc(files, hasDV)) {
 			continue
 		}
 		if opts.Partitions != nil {
@@ -164,7 +179,7 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 				continue
 			}
 		}
-		bins := binPack(files, pl.target)
+		bins := binPack(files, pl.target, !opts.KeepDeletionVectors)
 		if len(bins) == 0 {
 			continue
 		}
@@ -192,6 +207,8 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	return pl, nil
 }
 
+func hasDV(f *delta.Add) bool { return f.DeletionVector != nil }
+
 // partitionKey identifies a file's partition; "" and null are one value,
 // as the protocol reads them.
 func partitionKey(cols []string, pv map[string]*string) string {
@@ -212,7 +229,7 @@ func partitionKey(cols []string, pv map[string]*string) string {
 // of input (a file alone past it makes its own bin). A bin of one file is
 // dropped unless the file has a deletion vector: rewriting it alone gains
 // nothing.
-func binPack(files []*delta.Add, target int64) [][]*delta.Add {
+func binPack(files []*delta.Add, target int64, purgeDVs bool) [][]*delta.Add {
 	sorted := append([]*delta.Add(nil), files...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if sorted[i].Size != sorted[j].Size {
@@ -224,7 +241,7 @@ func binPack(files []*delta.Add, target int64) [][]*delta.Add {
 	var cur []*delta.Add
 	var size int64
 	flush := func() {
-		if len(cur) > 1 || (len(cur) == 1 && cur[0].DeletionVector != nil) {
+		if len(cur) > 1 || (len(cur) == 1 && purgeDVs && hasDV(cur[0])) {
 			bins = append(bins, cur)
 		}
 		cur, size = nil, 0

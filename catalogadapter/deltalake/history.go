@@ -92,7 +92,7 @@ func (p *Provider) VersionAt(ctx context.Context, id catalogadapter.TableIdent, 
 	if err != nil {
 		return 0, readError(tpath, err)
 	}
-	v, found, err := t.VersionAt(ctx, at, logOldest, snap.Version)
+	v, found, err := snap.VersionAt(ctx, at, logOldest)
 	if err != nil {
 		return 0, readError(tpath, err)
 	}

@@ -28,14 +28,19 @@ func (t *Table) Checkpoint(ctx context.Context, version int64) error {
 	if err := snap.checkWritable(); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
-	actions := snap.checkpointActions(nowFunc(t.now)())
+	key, actions := checkpointFile(snap.Protocol, version, snap.checkpointActions(nowFunc(t.now)()))
+	if key != checkpointKey(version) {
+		if lc, ok := t.readLastCheckpoint(ctx); ok && lc.Version == version {
+			return nil // a UUID-named one is there: another would only add a file
+		}
+	}
 	data, err := WriteCheckpointParquet(actions)
 	if err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
 	// Put, not PutIfAbsent: a checkpoint of a version is the same whoever
 	// writes it, and rewriting one is harmless.
-	if err := t.store.Put(ctx, checkpointKey(version), data); err != nil {
+	if err := t.store.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("checkpoint %d: %w", version, err)
 	}
 	if lc, ok := t.readLastCheckpoint(ctx); ok && lc.Version >= version {

@@ -62,11 +62,18 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 		return nil, fmt.Errorf("create table: %w", err)
 	}
 	proto := createProtocol(opts.Schema, md.Configuration)
+	if fs := PropertyFeatures(md.Configuration); len(fs) > 0 {
+		p := WithFeatures(*proto, fs...)
+		proto = &p
+		withRowTrackingColumns(md.Configuration)
+	}
 	txnID := uuid.NewString()
+	ci := commitInfo(now, "CREATE TABLE", map[string]any{"partitionBy": opts.PartitionColumns}, nil, txnID)
+	if inCommitTimestamps(*proto, md) {
+		ci["inCommitTimestamp"] = created
+	}
 	actions := []Action{
-		{CommitInfo: commitInfo(now, "CREATE TABLE", map[string]any{
-			"partitionBy": opts.PartitionColumns,
-		}, nil, txnID)},
+		{CommitInfo: ci},
 		{Protocol: proto},
 		{MetaData: md},
 	}
@@ -85,17 +92,27 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 
 // createProtocol is the least protocol a new table needs: reader 1 and
 // writer 2 (appendOnly and invariants, which we honour by never adding
-// invariants), unless a column is a timestamp without time zone, which the
-// protocol allows only on reader 3 / writer 7 tables that name the
-// timestampNtz feature in both lists. At writer 7 the legacy features are
+// invariants), unless a column is a timestamp without time zone or
+// delta.enableDeletionVectors is on, which the protocol allows only on
+// reader 3 / writer 7 tables that name the timestampNtz (deletionVectors)
+// feature in both lists. At writer 7 the legacy features are
 // active only when listed, so an append-only table lists appendOnly and one
 // with a NOT NULL column lists invariants (Spark refuses the table otherwise).
 func createProtocol(schema *StructType, conf map[string]string) *Protocol {
-	if !hasType(schema, TypeTimestampNTZ) {
+	ntz, dv := hasType(schema, TypeTimestampNTZ), DeletionVectorsEnabled(conf)
+	if !ntz && !dv {
 		return &Protocol{MinReaderVersion: 1, MinWriterVersion: 2}
 	}
-	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
-		ReaderFeatures: []string{"timestampNtz"}, WriterFeatures: []string{"timestampNtz"}}
+	p := &Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{}, WriterFeatures: []string{}}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{ntz, "timestampNtz"}, {dv, "deletionVectors"}} {
+		if f.on {
+			p.ReaderFeatures = append(p.ReaderFeatures, f.name)
+			p.WriterFeatures = append(p.WriterFeatures, f.name)
+		}
+	}
 	if (&Metadata{Configuration: conf}).AppendOnly() {
 		p.WriterFeatures = append(p.WriterFeatures, "appendOnly")
 	}
@@ -265,10 +282,17 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 	if op == "" {
 		op = "WRITE"
 	}
-	all := make([]Action, 0, len(actions)+1)
+	fc, err := s.withFeatures(ctx, version, now, actions)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
+	}
+	all := make([]Action, 0, len(fc.actions)+1)
 	txnID := uuid.NewString()
-	all = append(all, Action{CommitInfo: commitInfo(now, op, opts.Parameters, opts.Metrics, txnID)})
-	all = append(all, actions...)
+	ci := commitInfo(now, op, opts.Parameters, opts.Metrics, txnID)
+	fc.stamp(ci)
+	// commitInfo first: in-commit timestamps require it.
+	all = append(all, Action{CommitInfo: ci})
+	all = append(all, fc.actions...)
 	data, err := EncodeActions(all)
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
@@ -279,7 +303,7 @@ func (s *Snapshot) Commit(ctx context.Context, actions []Action, opts CommitOpti
 		}
 		return CommitResult{}, fmt.Errorf("commit version %d: %w", version, err)
 	}
-	res := CommitResult{Version: version, Time: now}
+	res := CommitResult{Version: version, Time: fc.time(now)}
 	// Put-if-absent won, so version is exactly s plus this entry. It is
 	// parsed back rather than reused, so the snapshot holds what readers
 	// read and none of the caller's memory.

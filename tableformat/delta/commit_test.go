@@ -585,7 +585,6 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 		what  string
 	}{
 		{"unknown writer feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "someFutureWriterFeature"}}, "someFutureWriterFeature"},
-		{"v2Checkpoint feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, "v2Checkpoint"},
 		{"writer version 5", Protocol{MinReaderVersion: 1, MinWriterVersion: 5}, "5"},
 		{"writer version 6", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, "6"},
 		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, "8"},

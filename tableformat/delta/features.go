@@ -24,19 +24,36 @@ var writerFeatures = map[string]bool{
 	// Invariants, CHECK constraints and generation expressions are Spark
 	// SQL that the writer of rows evaluates (Rules; lakesql's sink does it
 	// with DuckDB); invariants on nested fields are refused below.
-	"invariants":          true,
-	"checkConstraints":    true,
-	"generatedColumns":    true,
-	"timestampNtz":        true,
-	"v2Checkpoint":        false,
+	"invariants":       true,
+	"checkConstraints": true,
+	"generatedColumns": true,
+	"timestampNtz":     true,
+	// Checkpoints follow the V2 spec, UUID-named (checkpoint_v2.go).
+	"v2Checkpoint": true,
+	// VACUUM checks the write protocol before it deletes (PlanVacuum).
 	"vacuumProtocolCheck": true,
-	"domainMetadata":      true, // carried through checkpoints untouched
+	// Carried through checkpoints; a commit that writes a domain conflicts
+	// with a concurrent one on the same domain (domainmeta.go).
+	"domainMetadata": true,
+	// Every commit's commitInfo carries inCommitTimestamp (incommit.go).
+	"inCommitTimestamp": true,
+	// Adds get baseRowId and defaultRowCommitVersion, the high-water mark
+	// moves in the same commit (rowtracking.go).
+	"rowTracking": true,
+	// The delta.clustering domain is kept; appends carry stats for every
+	// column, and OPTIMIZE leaves clustered files alone (clustering.go).
+	"clustering": true,
+	// Log cleanup keeps the protected checkpoints (logcleanup.go).
+	"checkpointProtection": true,
 	// Appends need no cdc files (readers take added files as inserts); a
 	// commit that removes rows from a table with the feed on is refused.
 	"changeDataFeed": true,
 	// We write no deletion vectors; a remove carries the file's vector and a
 	// copy-on-write rewrite reads through it (ScanFilesSQL).
 	"deletionVectors": true,
+	// Files are written under physical names with field ids (fileLayout);
+	// we never add or rename columns, which would need new ones.
+	"columnMapping": true,
 }
 
 // legacyWriterFeatures are the features writer versions 3 to 6 add, in

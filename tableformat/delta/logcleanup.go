@@ -94,7 +94,7 @@ func (t *Table) CleanupLog(ctx context.Context, conf map[string]string) (LogClea
 			k = c
 		}
 	}
-	if k <= 0 {
+	if k <= 0 || !checkpointProtectionAllows(conf, k) {
 		return out, nil
 	}
 	type doomed struct {
@@ -112,6 +112,10 @@ func (t *Table) CleanupLog(ctx context.Context, conf map[string]string) (LogClea
 		}
 	}
 	sort.SliceStable(del, func(i, j int) bool { return del[i].version < del[j].version })
+	if _, ok := conf[propCheckpointProtection]; ok {
+		// Commits before checkpoints: a cleanup cut short keeps the checkpoints.
+		sort.SliceStable(del, func(i, j int) bool { return !isCheckpointKey(del[i].key) && isCheckpointKey(del[j].key) })
+	}
 	for _, d := range del {
 		if err := t.store.Delete(ctx, d.key); err != nil {
 			return out, fmt.Errorf("log cleanup: %w", err)

@@ -40,25 +40,33 @@ func (s *Snapshot) ScanSQL(ctx context.Context, q Querier) (string, error) {
 // ScanFilesSQL is ScanSQL restricted to some of the snapshot's files: the
 // rows a copy-on-write rewrite must carry over.
 func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (string, error) {
+	query, _, err := s.scanFilesSQL(ctx, q, files, false)
+	return query, err
+}
+
+// scanFilesSQL is ScanFilesSQL; with positions, each row also carries the
+// local path of its file (fileColumn) and its index in it (rowNumColumn),
+// and the map returned tells the add action of each local path.
+func (s *Snapshot) scanFilesSQL(ctx context.Context, q Querier, files []*Add, positions bool) (string, map[*Add]string, error) {
 	schema, err := s.Schema()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	mode := s.Metadata.Configuration["delta.columnMapping.mode"]
 	if mode != "" && mode != "none" && mode != "name" && mode != "id" {
-		return "", unsupported("column mapping mode %q", mode)
+		return "", nil, unsupported("column mapping mode %q", mode)
 	}
 	parts := map[string]bool{}
 	for _, c := range s.Metadata.PartitionColumns {
 		if schema.Field(c) == nil {
-			return "", corrupt("partition column %q is not in the schema", c)
+			return "", nil, corrupt("partition column %q is not in the schema", c)
 		}
 		parts[c] = true
 	}
 	var plain, withDV []*Add
 	paths, err := s.table.localPaths(ctx, files, s.Version)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	for _, f := range files {
 		if f.DeletionVector != nil {
@@ -68,7 +76,8 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		}
 	}
 	if len(files) == 0 {
-		return s.emptySQL(schema)
+		q, err := s.emptySQL(schema)
+		return q, nil, err
 	}
 	allPaths := make([]string, 0, len(files))
 	for _, f := range files {
@@ -77,16 +86,16 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 	mapped := mode != "" && mode != "none"
 	trees, err := parquetSchemas(ctx, q, allPaths)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	byID := mode == "id" && len(parts) < len(schema.Fields)
 	readOpts := "union_by_name = true"
 	if byID {
 		if err := checkFieldIDs(trees, schema, parts); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if readOpts, err = fieldIDSchema(schema, parts); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
 	// selectFor is the select list over some of the files: a column none of
@@ -103,6 +112,11 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 	for i, c := range s.Metadata.PartitionColumns {
 		pkeys[i] = physicalName(schema.Field(c), mapped)
 	}
+	rowNums, posCols := "", ""
+	if positions {
+		rowNums = ", file_row_number = true"
+		posCols = fmt.Sprintf(", d.%s, d.%s", sqlquote.Ident(fileColumn), rowNumColumn)
+	}
 	var branches []string
 	if len(plain) > 0 {
 		ps := make([]string, len(plain))
@@ -111,24 +125,26 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		}
 		sel, err := selectFor(ps)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
-		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s') AS d", sqlList(ps), readOpts, fileColumn)
+		sel += posCols
+		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s'%s) AS d", sqlList(ps), readOpts, fileColumn, rowNums)
 		branches = append(branches, branch(sel, from, pkeys, plain, paths, ""))
 	}
 	rules := s.table.rules()
 	for _, f := range withDV {
 		if err := rules.checkDeletionVector(f.DeletionVector, s.Version); err != nil {
-			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
+			return "", nil, fmt.Errorf("deletion vector of %s: %w", f.Path, err)
 		}
 		rows, err := LoadDeletionVector(ctx, s.table.store, f.DeletionVector)
 		if err != nil {
-			return "", fmt.Errorf("deletion vector of %s: %w", f.Path, err)
+			return "", nil, fmt.Errorf("deletion vector of %s: %w", f.Path, err)
 		}
 		sel, err := selectFor([]string{paths[f]})
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
+		sel += posCols
 		from := fmt.Sprintf("read_parquet(%s, %s, filename = '%s', file_row_number = true) AS d",
 			sqlList([]string{paths[f]}), readOpts, fileColumn)
 		where := ""
@@ -141,7 +157,7 @@ func (s *Snapshot) ScanFilesSQL(ctx context.Context, q Querier, files []*Add) (s
 		}
 		branches = append(branches, branch(sel, from, pkeys, []*Add{f}, paths, where))
 	}
-	return strings.Join(branches, "\nUNION ALL\n"), nil
+	return strings.Join(branches, "\nUNION ALL\n"), paths, nil
 }
 
 // branch is one SELECT over files, joined with their partition values.

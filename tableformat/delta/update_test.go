@@ -105,6 +105,14 @@ func TestUpdateMatchesReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The domain metadata below needs its table feature.
+	dm := WithFeatures(prev.Protocol, FeatureDomainMetadata)
+	if _, err := prev.Commit(ctx, []Action{{Protocol: &dm}}, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if prev, err = table.Latest(ctx); err != nil {
+		t.Fatal(err)
+	}
 	schema := atSchema()
 	dv := func() *DeletionVectorDescriptor {
 		return &DeletionVectorDescriptor{StorageType: "i", PathOrInlineDv: fmt.Sprintf("dv%d", rng.IntN(2)), SizeInBytes: 10, Cardinality: 1}
