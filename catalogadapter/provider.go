@@ -58,6 +58,9 @@ type Source struct {
 	// when they are nil: a call that costs a small epoch a tenth of its
 	// time.
 	Columns []SourceColumn
+	// Evolve stages the rows for the table as it will be after these
+	// schema changes, which the commit makes (CommitOptions.SchemaChanges).
+	Evolve []SchemaChange
 }
 
 // SourceColumn is one column of a Source.
@@ -244,6 +247,11 @@ type CommitOptions struct {
 	// Requires are the preconditions of the commit (see Requirement): it
 	// lands only if each still holds when it is made.
 	Requires []Requirement
+	// SchemaChanges evolve the table's schema in the same version as the
+	// data (automatic evolution); the receipts were staged with the same
+	// changes (Source.Evolve). Only an InCommitEvolver reads them: the
+	// sink sends them to no other backend.
+	SchemaChanges []SchemaChange
 }
 
 // CommitOutcome reports a commit.

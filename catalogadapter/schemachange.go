@@ -24,6 +24,14 @@ type SchemaEvolver interface {
 	AlterSchema(ctx context.Context, id TableIdent, changes []SchemaChange) (TableSpec, error)
 }
 
+// InCommitEvolver is a SchemaEvolver that also applies schema changes in
+// the commit of the data (CommitOptions.SchemaChanges, staged with
+// Source.Evolve): automatic evolution as one table version.
+type InCommitEvolver interface {
+	SchemaEvolver
+	EvolvesInCommit()
+}
+
 // SchemaChangeKind names one kind of schema change.
 type SchemaChangeKind string
 

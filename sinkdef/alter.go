@@ -53,16 +53,15 @@ var fixedOptions = map[string]string{
 	"format_version": "upgrading an Iceberg table's format version is not built",
 }
 
-// deltaFeatures are the table options of a Delta sink: each sets one
-// table property, whose owner (the Delta provider) upgrades the protocol
-// where the property needs a table feature.
+// deltaFeatures are the table options of a Delta sink besides those of
+// deltaFeatureOptions: each sets one table property, whose owner (the
+// Delta provider) upgrades the protocol where the property needs a table
+// feature.
 var deltaFeatures = map[string]string{
-	"column_mapping":       "delta.columnMapping.mode",
-	"deletion_vectors":     "delta.enableDeletionVectors",
-	"row_tracking":         "delta.enableRowTracking",
-	"in_commit_timestamps": "delta.enableInCommitTimestamps",
-	"type_widening":        "delta.enableTypeWidening",
-	"append_only":          "delta.appendOnly",
+	"column_mapping":   "delta.columnMapping.mode",
+	"deletion_vectors": "delta.enableDeletionVectors",
+	"type_widening":    "delta.enableTypeWidening",
+	"append_only":      "delta.appendOnly",
 }
 
 // icebergNative says why a Delta table option has no Iceberg counterpart.
@@ -71,6 +70,7 @@ var icebergNative = map[string]string{
 	"deletion_vectors":     "Iceberg tables take deletion vectors from format version 3, set when the table is created",
 	"row_tracking":         "Iceberg row lineage is not built",
 	"in_commit_timestamps": "Iceberg snapshots carry their timestamps natively",
+	"v2_checkpoints":       "an Iceberg table has no checkpoints",
 	"type_widening":        "Iceberg widens types natively (MODIFY COLUMN)",
 	"append_only":          "Iceberg has no append-only property",
 }
@@ -94,17 +94,26 @@ func SplitAlterOptions(format string, opts []sinkddl.Option) (AlterOptions, erro
 			if err := tableOfSinkOption(format, o, out.Table); err != nil {
 				return out, err
 			}
-		case deltaFeatures[o.Key] != "":
-			if format == sinkddl.FormatIceberg {
-				return out, fmt.Errorf("%w: option %s is for Delta sinks: %s", ErrAlterRefused, o.Key, icebergNative[o.Key])
+		case icebergNative[o.Key] != "" && format == sinkddl.FormatIceberg:
+			return out, fmt.Errorf("%w: option %s is for Delta sinks: %s", ErrAlterRefused, o.Key, icebergNative[o.Key])
+		case deltaFeatureOptions[o.Key] != "":
+			if o.Kind == sinkddl.OptionInteger {
+				return out, bad("%s is not TRUE or FALSE", o.Value)
 			}
+			prop, v, _, err := DeltaFeatureProperty(o.Key, o.Value)
+			if err != nil {
+				return out, err
+			}
+			out.Table[prop] = v
+		case deltaFeatures[o.Key] != "":
 			v, err := featureValue(o)
 			if err != nil {
 				return out, bad("%v", err)
 			}
 			out.Table[deltaFeatures[o.Key]] = v
 		default:
-			known := append(slices.Collect(maps.Keys(liveOptions)), slices.Collect(maps.Keys(deltaFeatures))...)
+			known := slices.Concat(slices.Collect(maps.Keys(liveOptions)), slices.Collect(maps.Keys(deltaFeatures)),
+				slices.Collect(maps.Keys(deltaFeatureOptions)))
 			slices.Sort(known)
 			return out, fmt.Errorf("%w: unknown option %s (ALTER SINK ... SET knows: %s)", ErrOption, o.Key, strings.Join(known, ", "))
 		}

@@ -104,6 +104,10 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
 			}
 		}
+		evolve, err := p.commitSchema(snap, t.Storage().URI(), receipts, opts.SchemaChanges)
+		if err != nil {
+			return fail(err)
+		}
 		// One time for the whole entry: its tombstones are stamped with
 		// the commit's own timestamp, which VACUUM's oldest readable
 		// version relies on.
@@ -117,6 +121,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			return fail(err)
 		}
 		actions = append(actions, dvActs...)
+		actions = append(evolve, actions...)
 		if len(actions) == 0 {
 			return catalogadapter.CommitOutcome{Version: snap.Version, Retries: attempt}, nil
 		}
@@ -307,9 +312,11 @@ func dependencyChanged(tpath string, winners []delta.Commit, snap *delta.Snapsho
 					return fmt.Sprintf("version %d removed %s, which this commit rewrites", w.Version, r)
 				}
 			}
-			if md := a.MetaData; md != nil && (md.SchemaString != snap.Metadata.SchemaString ||
-				strings.Join(md.PartitionColumns, "\x00") != strings.Join(snap.Metadata.PartitionColumns, "\x00")) {
-				return fmt.Sprintf("version %d changed the table schema or partitioning", w.Version)
+			// A schema change alone is not judged here: the retry checks the
+			// staged files against the new schema (commitSchema).
+			if md := a.MetaData; md != nil &&
+				strings.Join(md.PartitionColumns, "\x00") != strings.Join(snap.Metadata.PartitionColumns, "\x00") {
+				return fmt.Sprintf("version %d changed the table partitioning", w.Version)
 			}
 		}
 	}
@@ -514,7 +521,9 @@ func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, re
 }
 
 // addedSince returns why the commits after version from up to version to
-// invalidate a merge that read the table at from: one of them added data.
+// invalidate a merge that read the table at from: one of them added data,
+// or changed the metadata (a metaData action conflicts with a concurrent
+// write that read the table; the merge is redone on the new schema).
 func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, error) {
 	for v := from + 1; v <= to; v++ {
 		actions, err := t.ReadCommit(ctx, v)
@@ -524,6 +533,9 @@ func addedSince(ctx context.Context, t *delta.Table, from, to int64) (string, er
 		for _, a := range actions {
 			if a.Add != nil && a.Add.DataChange {
 				return fmt.Sprintf("version %d added data after version %d, which this merge read", v, from), nil
+			}
+			if a.MetaData != nil {
+				return fmt.Sprintf("version %d changed the table's metadata after version %d, which this merge read", v, from), nil
 			}
 		}
 	}

@@ -117,6 +117,11 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	if err != nil {
 		return catalogadapter.Receipt{}, readError(id.Name, err)
 	}
+	if len(source.Evolve) > 0 {
+		if snap, schema, err = evolvedForStaging(snap, source.Evolve); err != nil {
+			return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id.Name, err)
+		}
+	}
 	var src []srcColumn
 	if source.Columns == nil {
 		if src, err = describeColumns(ctx, q, query); err != nil {
