@@ -57,6 +57,14 @@ func MySQLError(err error) *mysql.SQLError {
 		// log or manifest named a file outside the table and the allowed
 		// roots.
 		code = mysql.EROptionPreventsStatement
+	case errors.Is(err, sqlsink.ErrCheckViolated):
+		code = erCheckConstraintViolated // constraints.go
+	case errors.Is(err, sqlsink.ErrGeneratedValue):
+		code = erNonDefaultValueForGeneratedColumn
+	case errors.Is(err, sqlsink.ErrNoConstraint):
+		code = erConstraintNotFound
+	case errors.Is(err, sqlsink.ErrConstraintExists):
+		code = erCheckConstraintDupName
 	case errors.Is(err, sqlsink.ErrSchemaChange), errors.Is(err, sinkdef.ErrAlterRefused):
 		code = erAlterOperationNotSupportedReason // altersink.go
 	case errors.Is(err, sinkddl.ErrUnsupportedType), errors.Is(err, sinkddl.ErrUnsupported), errors.Is(err, ErrNotSupported),

@@ -100,12 +100,14 @@ func (p *Provider) AddConstraint(ctx context.Context, id catalogadapter.TableIde
 				return delta.Protocol{}, nil, fmt.Errorf("%w: constraint %s is already on the table", catalogadapter.ErrConstraintExists, name)
 			}
 			if snap.Version > checkedAt {
-				why, err := changedSince(ctx, snap.Table(), checkedAt, snap.Version)
+				// A commit that added rows or changed the metadata since the
+				// check: the same test as a merge's (addedSince).
+				why, err := addedSince(ctx, snap.Table(), checkedAt, snap.Version)
 				if err != nil {
 					return delta.Protocol{}, nil, err
 				}
 				if why != "" {
-					return delta.Protocol{}, nil, fmt.Errorf("%w: %s, after the rows were checked against constraint %s", catalogadapter.ErrConflict, why, name)
+					return delta.Protocol{}, nil, fmt.Errorf("%w: %s, whose rows were checked against constraint %s", catalogadapter.ErrConflict, why, name)
 				}
 			}
 			if _, err := checkRule(snap, name, expr); err != nil {
@@ -180,26 +182,6 @@ func sameProtocol(a, b delta.Protocol) bool {
 	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
 		strings.Join(a.ReaderFeatures, ",") == strings.Join(b.ReaderFeatures, ",") &&
 		strings.Join(a.WriterFeatures, ",") == strings.Join(b.WriterFeatures, ",")
-}
-
-// changedSince returns why the commits after from up to to invalidate a
-// check of the rows at from: one added data or changed the metadata.
-func changedSince(ctx context.Context, t *delta.Table, from, to int64) (string, error) {
-	for v := from + 1; v <= to; v++ {
-		actions, err := t.ReadCommit(ctx, v)
-		if err != nil {
-			return "", err
-		}
-		for _, a := range actions {
-			if a.Add != nil && a.Add.DataChange {
-				return fmt.Sprintf("version %d added data", v), nil
-			}
-			if a.MetaData != nil {
-				return fmt.Sprintf("version %d changed the table's metadata", v), nil
-			}
-		}
-	}
-	return "", nil
 }
 
 // checkRowRules checks a commit's RowRulesAre requirements against the
