@@ -31,9 +31,10 @@ const (
 
 // column is one table column as the buffer holds it.
 type column struct {
-	name     string
-	duckType string
-	nullable bool
+	name      string
+	duckType  string
+	nullable  bool
+	arrowType arrow.DataType // the table's type, for automatic evolution
 }
 
 // buffer holds an epoch's rows in an embedded DuckDB until they are staged.
@@ -107,7 +108,7 @@ func openBuffer(ctx context.Context, cfg Config, schema *arrow.Schema) (*buffer,
 			b.close()
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
-		b.cols = append(b.cols, column{name: f.Name, duckType: typ, nullable: f.Nullable})
+		b.cols = append(b.cols, column{name: f.Name, duckType: typ, nullable: f.Nullable, arrowType: f.Type})
 		b.byName[f.Name] = i
 		defs = append(defs, sqlquote.Ident(f.Name)+" "+typ)
 	}

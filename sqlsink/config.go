@@ -110,6 +110,11 @@ type Config struct {
 	// them on, and copy-on-write otherwise.
 	DeleteMode DeleteMode
 
+	// SchemaEvolution is EvolveAddColumns or EvolveNone ("" is none): with
+	// add_columns, a batch's columns the table lacks are added as nullable
+	// and its wider types widen the columns, in its epoch's commit.
+	SchemaEvolution string
+
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -196,6 +201,11 @@ func (c Config) validate() error {
 	}
 	if c.CompactMinFiles < 2 || c.CompactMinFiles > MaxCompactMinFiles {
 		errs = append(errs, fmt.Sprintf("compact min files must be between 2 and %d", MaxCompactMinFiles))
+	}
+	switch c.SchemaEvolution {
+	case "", EvolveNone, EvolveAddColumns:
+	default:
+		errs = append(errs, fmt.Sprintf("unknown schema evolution %q (add_columns or none)", c.SchemaEvolution))
 	}
 	if c.Threads < 0 {
 		errs = append(errs, "threads must not be negative")

@@ -60,6 +60,9 @@ type Sink struct {
 	// requires are the commit's preconditions: after a copy-on-write
 	// merge, that no data was added since the version it read.
 	requires []catalogadapter.Requirement
+	// evolving are the schema changes the open epoch's batches brought
+	// (Config.SchemaEvolution), made by its commit.
+	evolving []SchemaChange
 }
 
 // New validates the configuration; nothing is touched until Open.
@@ -291,6 +294,13 @@ func (s *Sink) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if drop {
 		return nil
 	}
+	if s.cfg.SchemaEvolution == EvolveAddColumns {
+		if changes := s.evolveFor(rec.Schema()); len(changes) > 0 {
+			if err := s.evolve(ctx, changes); err != nil {
+				return fmt.Errorf("write to epoch %d: %w", e, err)
+			}
+		}
+	}
 	// A due flush runs before the batch is taken, not after: when it
 	// fails, the batch is not taken (the caller may send it again) and
 	// the rows of earlier batches stay buffered.
@@ -346,6 +356,7 @@ func (s *Sink) stageBuffer(ctx context.Context, e int64) error {
 }
 
 func (s *Sink) stage(ctx context.Context, src catalogadapter.Source) (catalogadapter.Receipt, error) {
+	src.Evolve = s.evolving
 	return s.cfg.Provider.StageSQL(ctx, s.cfg.Table, s.buf.conn, src)
 }
 
@@ -423,6 +434,7 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 		s.auto.committed(s.staged) // a signal at most: compaction runs elsewhere
 	}
 	s.staged, s.removes = nil, nil
+	s.evolved(ctx, !res.Skipped)
 	s.journal.clear() // the files are live now; a stale journal is harmless
 	s.counters.lastCommitNanos.Store(int64(res.Duration))
 	if res.Skipped {
@@ -466,7 +478,7 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 			}
 			s.unprepared = false
 		}
-		opts.Removes, opts.Requires = s.removes, s.requires
+		opts.Removes, opts.Requires, opts.SchemaChanges = s.removes, s.requires, s.evolving
 		out, err := s.cfg.Provider.Commit(ctx, s.cfg.Table, s.staged, opts)
 		if err == nil && out.Skipped && s.m.Automatic() {
 			// The table holds our number from another run of our writer
@@ -544,6 +556,7 @@ func (s *Sink) RollbackEpoch(ctx context.Context, e int64) error {
 		return err
 	}
 	s.discard(ctx)
+	s.evolved(ctx, false)
 	s.counters.rolledBack.Add(1)
 	if s.cfg.Buffers != nil {
 		s.cfg.Buffers.touch(s)
@@ -628,6 +641,6 @@ func (s *Sink) Capabilities() Capabilities {
 		Upsert:          s.cfg.Mode == ModeUpsert,
 		Changelog:       true,
 		Partitioned:     len(s.cfg.PartitionColumns)+len(s.cfg.PartitionSpec.Fields) > 0,
-		SchemaEvolution: false,
+		SchemaEvolution: canEvolve(s.cfg.Provider),
 	}
 }

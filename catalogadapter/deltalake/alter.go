@@ -48,6 +48,9 @@ func (p *Provider) AlterSchema(ctx context.Context, id catalogadapter.TableIdent
 		if err != nil {
 			return fail(schemaError(err))
 		}
+		if p.beforeCommit != nil {
+			p.beforeCommit(attempt)
+		}
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}

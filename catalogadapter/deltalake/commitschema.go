@@ -73,11 +73,15 @@ func pendingChanges(snap *delta.Snapshot, changes []catalogadapter.SchemaChange)
 // evolvedForStaging is snap as the commit of changes will leave it: the
 // staged files are written for it (new columns, wider types).
 func evolvedForStaging(snap *delta.Snapshot, changes []catalogadapter.SchemaChange) (*delta.Snapshot, *delta.StructType, error) {
-	dchanges, err := deltaChanges(changes)
+	pending, err := pendingChanges(snap, changes)
 	if err != nil {
 		return nil, nil, err
 	}
-	ev, err := snap.Evolve(dchanges)
+	if len(pending) == 0 { // another writer made them already
+		schema, err := snap.Schema()
+		return snap, schema, err
+	}
+	ev, err := snap.Evolve(pending)
 	if err != nil {
 		return nil, nil, schemaError(err)
 	}
