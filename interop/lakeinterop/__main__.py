@@ -11,7 +11,8 @@ from .ledger import Ledger
 
 # The sections, in the order; each module has run(ledger).
 SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance", "ours_maintenance",
-            "shared_catalog", "rest_catalog", "schema_iceberg"]
+            "shared_catalog", "rest_catalog", "iceberg_v3",
+            "schema_iceberg"]
 
 
 def main(argv):
