@@ -206,7 +206,9 @@ func (s acSchema) arrow() *arrow.Schema {
 func acRenames(l lake) bool { return l.name != deltaLake.name || acDeltaColumnMapping }
 
 // acDeltaColumnMapping: the Delta table is created with column mapping,
-// so the cycle renames and drops there too.
+// so the cycle renames and drops there too. Off: a Delta table created
+// with delta.columnMapping.mode gets no physical names yet, and its first
+// write fails ("column has no column mapping physical name").
 const acDeltaColumnMapping = false
 
 func acTableProperties(l lake) map[string]string {

@@ -51,11 +51,12 @@ var writerFeatures = map[string]bool{
 	// We write no deletion vectors; a remove carries the file's vector and a
 	// copy-on-write rewrite reads through it (ScanFilesSQL).
 	"deletionVectors": true,
-	// Files are written under physical names with field ids (fileLayout).
-	"columnMapping": true,
 	// Files are written in the column's current type and delta.typeChanges
 	// is kept when the schema changes (evolve.go).
 	"typeWidening": true,
+	// Files are written under physical names with field ids (fileLayout);
+	// added columns get new ones (evolve.go).
+	"columnMapping": true,
 }
 
 // legacyWriterFeatures are the features writer versions 3 to 6 add, in
