@@ -151,10 +151,14 @@ type sinkOptions struct {
 	catalog       map[string]string
 	// Delta on object storage: the storage.* options, keys in full.
 	storage map[string]string
+	// Delta: delete_mode, and deletion_vectors = true, which creates the
+	// table with the feature on.
+	deleteMode      sqlsink.DeleteMode
+	deletionVectors bool
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delete_mode", "deletion_vectors", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -273,6 +277,13 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 				return so, bad("%q is not a number of files from 2 to %d", o.Value, sqlsink.MaxCompactMinFiles)
 			}
 			so.compactMinFiles = n
+		case "delete_mode", "deletion_vectors":
+			if format != sinkddl.FormatDelta {
+				return so, bad("Delta only")
+			}
+			if err := parseDVOption(&so, o); err != nil {
+				return so, bad("%v", err)
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -362,6 +373,10 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 			ErrOption, path)
 	}
 	cfg.Table.Name = path
+	cfg.DeleteMode = so.deleteMode
+	if so.deletionVectors || so.deleteMode == sqlsink.DeleteModeDeletionVectors {
+		cfg.TableProperties = map[string]string{"delta.enableDeletionVectors": "true"}
+	}
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)
 	}
