@@ -151,10 +151,13 @@ type sinkOptions struct {
 	catalog       map[string]string
 	// Delta on object storage: the storage.* options, keys in full.
 	storage map[string]string
+	// Delta only: column_mapping, the created table's column mapping mode
+	// (name or id; "" or none: off).
+	columnMapping string
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "column_mapping", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -273,6 +276,16 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 				return so, bad("%q is not a number of files from 2 to %d", o.Value, sqlsink.MaxCompactMinFiles)
 			}
 			so.compactMinFiles = n
+		case "column_mapping":
+			if format != sinkddl.FormatDelta {
+				return so, bad("Delta only (an Iceberg table maps columns by field id natively)")
+			}
+			switch v := strings.ToLower(o.Value); v {
+			case "none", "name", "id":
+				so.columnMapping = v
+			default:
+				return so, bad("%q is not a column mapping mode (none, name or id)", o.Value)
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -362,6 +375,9 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 			ErrOption, path)
 	}
 	cfg.Table.Name = path
+	if so.columnMapping != "" && so.columnMapping != "none" {
+		cfg.TableProperties = map[string]string{"delta.columnMapping.mode": so.columnMapping}
+	}
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)
 	}
