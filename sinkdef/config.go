@@ -151,6 +151,9 @@ type sinkOptions struct {
 	catalog       map[string]string
 	// Delta on object storage: the storage.* options, keys in full.
 	storage map[string]string
+	// Delta only: column_mapping, the created table's column mapping mode
+	// (name or id; "" or none: off).
+	columnMapping string
 	// Delta: delete_mode, and deletion_vectors = true, which creates the
 	// table with the feature on.
 	deleteMode      sqlsink.DeleteMode
@@ -158,7 +161,7 @@ type sinkOptions struct {
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delete_mode", "deletion_vectors", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "column_mapping", "compact_min_files", "delete_mode", "deletion_vectors", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "memory_limit", "mode", "target_file_size", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -284,6 +287,16 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 			if err := parseDVOption(&so, o); err != nil {
 				return so, bad("%v", err)
 			}
+		case "column_mapping":
+			if format != sinkddl.FormatDelta {
+				return so, bad("Delta only (an Iceberg table maps columns by field id natively)")
+			}
+			switch v := strings.ToLower(o.Value); v {
+			case "none", "name", "id":
+				so.columnMapping = v
+			default:
+				return so, bad("%q is not a column mapping mode (none, name or id)", o.Value)
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -374,8 +387,14 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 	}
 	cfg.Table.Name = path
 	cfg.DeleteMode = so.deleteMode
+	if so.columnMapping != "" && so.columnMapping != "none" {
+		cfg.TableProperties = map[string]string{"delta.columnMapping.mode": so.columnMapping}
+	}
 	if so.deletionVectors || so.deleteMode == sqlsink.DeleteModeDeletionVectors {
-		cfg.TableProperties = map[string]string{"delta.enableDeletionVectors": "true"}
+		if cfg.TableProperties == nil {
+			cfg.TableProperties = map[string]string{}
+		}
+		cfg.TableProperties["delta.enableDeletionVectors"] = "true"
 	}
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)

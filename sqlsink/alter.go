@@ -19,10 +19,3 @@ var ErrSchemaChange = catalogadapter.ErrSchemaChange
 func (s *Sink) AlterSchema(ctx context.Context, changes []SchemaChange) error {
 	return fmt.Errorf("alter sink %s: %w: schema changes are not built yet", s.cfg.Name, ErrUnsupported)
 }
-
-// SetTableProperties sets and unsets the table's properties in one table
-// version (column mapping, deletion vectors, ...). Not built yet: issue
-// 19 builds it (branch h19/colmap).
-func (s *Sink) SetTableProperties(ctx context.Context, set map[string]string, unset []string) error {
-	return fmt.Errorf("alter sink %s: %w: table properties are not built yet", s.cfg.Name, ErrUnsupported)
-}

@@ -256,7 +256,10 @@ func (p *Provider) actions(snap *delta.Snapshot, adds []*delta.Add, removes []st
 // checkAddsFit refuses adds staged for another partitioning than the
 // table's current one: their files would be read wrongly.
 func checkAddsFit(snap *delta.Snapshot, adds []*delta.Add) error {
-	want := snap.Metadata.PartitionColumns
+	want, err := partitionKeys(snap)
+	if err != nil {
+		return err
+	}
 	for _, a := range adds {
 		ok := len(a.PartitionValues) == len(want)
 		for _, c := range want {

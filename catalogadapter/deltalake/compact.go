@@ -132,6 +132,10 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 	if err != nil {
 		return pl, err
 	}
+	pkeys, err := partitionKeys(snap)
+	if err != nil {
+		return pl, err
+	}
 	groups := map[string][]*delta.Add{}
 	var keys []string
 	for _, f := range snap.Files() {
@@ -140,7 +144,7 @@ func (p *Provider) planCompaction(snap *delta.Snapshot, opts catalogadapter.Comp
 		if f.Size >= small && (f.DeletionVector == nil || opts.KeepDeletionVectors) {
 			continue
 		}
-		k := partitionKey(snap.Metadata.PartitionColumns, f.PartitionValues)
+		k := partitionKey(pkeys, f.PartitionValues)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}

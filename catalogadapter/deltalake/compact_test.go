@@ -370,33 +370,7 @@ func scanAll(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableIdent
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := db.Query("SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + q + ")")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	var out []string
-	for rs.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for i, v := range vals {
-			fmt.Fprintf(&b, "%s=%v|", cols[i], v)
-		}
-		out = append(out, b.String())
-	}
-	if err := rs.Err(); err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(out)
-	return out
+	return textRows(t, db, q)
 }
 
 // TestCompactFoldsDeletionVectors compacts Spark's table with a deletion
@@ -474,10 +448,12 @@ func TestCompactFoldsDeletionVectors(t *testing.T) {
 	}
 }
 
-// TestCompactColumnMappingRefused: a column-mapped table (Spark's) is one
-// we cannot write, so cannot compact; the refusal says so and writes
-// nothing.
-func TestCompactColumnMappingRefused(t *testing.T) {
+// TestCompactColumnMapping compacts Spark's partitioned table with column
+// mapping (name mode) and deletion vectors, after an append of our own:
+// rows unchanged, one file per partition, the files under the physical
+// column names with the column ids as Parquet field ids, and partition
+// values and stats keyed by physical name, as the protocol asks.
+func TestCompactColumnMapping(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	p := New(db, testOptions(clocktest.New(t0)))
@@ -485,21 +461,91 @@ func TestCompactColumnMappingRefused(t *testing.T) {
 	untarGolden(t, "dv-with-columnmapping", dir)
 	table := filepath.Join(dir, "dv-with-columnmapping", "delta")
 	id := catalogadapter.TableIdent{Name: table}
-	before := scanAll(t, p, db, id, -1)
-	spec, err := p.TableSpec(ctx, id)
+	q, err := p.ScanSQL(ctx, id, db, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Compact(ctx, id, db, catalogadapter.CompactOptions{})
-	if !errors.Is(err, catalogadapter.ErrUnsupported) || !strings.Contains(err.Error(), "columnMapping") {
-		t.Errorf("got %v, want ErrUnsupported naming column mapping", err)
+	r, err := p.StageSQL(ctx, id, db, catalogadapter.Source{Query: "SELECT part, col1 + 1000 AS col1, col2 FROM (" + q + ") WHERE col1 < 3"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	after, err := p.TableSpec(ctx, id)
-	if err != nil || after.Version != spec.Version {
-		t.Errorf("version %d after a refused compaction, want %d (%v)", after.Version, spec.Version, err)
+	if _, err := p.Commit(ctx, id, []catalogadapter.Receipt{r}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1}); err != nil {
+		t.Fatal(err)
 	}
+	before := scanAll(t, p, db, id, -1)
+	_, snap, _ := p.latest(ctx, id)
+	// Every file is small: the partitions of two or more are compacted.
+	perPart := map[string]int{}
+	for _, f := range snap.Files() {
+		for _, v := range f.PartitionValues {
+			perPart[*v]++
+		}
+	}
+	compacted, files := map[string]bool{}, 0
+	for v, n := range perPart {
+		if n >= 2 {
+			compacted[v] = true
+			files += n
+		}
+	}
+	out, err := p.Compact(ctx, id, db, catalogadapter.CompactOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Committed || out.FilesRemoved != files || out.FilesAdded != len(compacted) || out.Partitions != len(compacted) || len(compacted) < 2 {
+		t.Errorf("outcome %+v; files per partition before %v", out, perPart)
+	}
+	checkCompactEntry(t, table, out.Version, "OPTIMIZE", out)
 	if d := cmp.Diff(before, scanAll(t, p, db, id, -1)); d != "" {
 		t.Errorf("rows (-before +after):\n%s", d)
+	}
+	// Independently: the new files, read by DuckDB alone, by field id.
+	schema, err := snap.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	partPhys, col1, col2 := physicalName(schema.Field("part"), true), schema.Field("col1"), schema.Field("col2")
+	var got []string
+	for _, a := range logEntry(t, table, out.Version) {
+		f := a.Add
+		if f == nil {
+			continue
+		}
+		if !strings.Contains(f.Stats, physicalName(col1, true)) {
+			t.Errorf("file %+v: stats not by physical name", f)
+		}
+		pv := f.PartitionValues[partPhys]
+		if pv == nil {
+			t.Fatalf("file %s has no partition value under %s: %v", f.Path, partPhys, f.PartitionValues)
+		}
+		rel, _ := url.PathUnescape(f.Path)
+		rs, err := db.Query(fmt.Sprintf(`SELECT CAST(c1 AS VARCHAR), c2 FROM read_parquet(%s, schema = MAP {
+			2: {name: 'c1', type: 'INTEGER', default_value: NULL}, 3: {name: 'c2', type: 'VARCHAR', default_value: NULL}})`,
+			sqlquote.String(filepath.Join(table, rel))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rs.Next() {
+			var c1, c2 sql.NullString
+			if err := rs.Scan(&c1, &c2); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%s=%v|%s=%v|%s=%v|", col1.Name, c1, col2.Name, c2, "part", sql.NullString{String: *pv, Valid: true}))
+		}
+		rs.Close()
+	}
+	// scanAll orders columns as the table does: part, col1, col2.
+	var want []string
+	for _, b := range before {
+		fs := strings.SplitAfter(b, "|")
+		if v := strings.TrimSuffix(strings.TrimPrefix(fs[0], "part={"), " true}|"); compacted[v] {
+			want = append(want, fs[1]+fs[2]+fs[0])
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("rows read by field id (-want +got):\n%s", d)
 	}
 }
 

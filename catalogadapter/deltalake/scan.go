@@ -50,6 +50,28 @@ func (p *Provider) Files(ctx context.Context, id catalogadapter.TableIdent) (int
 	return snap.Version, out, nil
 }
 
+// partitionKeys are the keys of snap's partitionValues: the partition
+// columns' physical names under column mapping, else their names.
+func partitionKeys(snap *delta.Snapshot) ([]string, error) {
+	mode := snap.Metadata.Configuration["delta.columnMapping.mode"]
+	if mode == "" || mode == "none" {
+		return snap.Metadata.PartitionColumns, nil
+	}
+	schema, err := snap.Schema()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(snap.Metadata.PartitionColumns))
+	for i, c := range snap.Metadata.PartitionColumns {
+		f := schema.Field(c)
+		if f == nil {
+			return nil, fmt.Errorf("%w: partition column %q is not in the schema", catalogadapter.ErrUnsupported, c)
+		}
+		out[i] = physicalName(f, true)
+	}
+	return out, nil
+}
+
 // typedPartition is a's partition values, typed, by logical column name;
 // nil for an unpartitioned table.
 func typedPartition(snap *delta.Snapshot, schema *delta.StructType, a *delta.Add) (map[string]any, error) {

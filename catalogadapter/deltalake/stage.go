@@ -217,13 +217,16 @@ func checkNotNull(snap *delta.Snapshot, adds []*delta.Add) error {
 	for _, c := range snap.Metadata.PartitionColumns {
 		parts[c] = true
 	}
+	mode := snap.Metadata.Configuration["delta.columnMapping.mode"]
+	mapped := mode != "" && mode != "none"
 	for _, f := range schema.Fields {
 		if f.Nullable {
 			continue
 		}
+		key := physicalName(f, mapped) // files and stats name columns so
 		for _, a := range adds {
 			if parts[f.Name] {
-				if a.PartitionValues[f.Name] == nil {
+				if a.PartitionValues[key] == nil {
 					return fmt.Errorf("%w: NULL in NOT NULL partition column %q", catalogadapter.ErrInvalid, f.Name)
 				}
 				continue
@@ -234,7 +237,7 @@ func checkNotNull(snap *delta.Snapshot, adds []*delta.Add) error {
 			if a.Stats == "" || json.Unmarshal([]byte(a.Stats), &st) != nil {
 				continue
 			}
-			if n, ok := st.NullCount[f.Name].(float64); ok && n > 0 {
+			if n, ok := st.NullCount[key].(float64); ok && n > 0 {
 				return fmt.Errorf("%w: %d NULL value(s) in NOT NULL column %q", catalogadapter.ErrInvalid, int64(n), f.Name)
 			}
 		}

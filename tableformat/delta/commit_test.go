@@ -583,13 +583,14 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 		name  string
 		proto Protocol
 		what  string
+		conf  map[string]string // legacy versions refuse only a feature in use
 	}{
-		{"unknown writer feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "someFutureWriterFeature"}}, "someFutureWriterFeature"},
-		{"v2Checkpoint feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, "v2Checkpoint"},
-		{"writer version 3", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, "3"},
-		{"writer version 4", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, "4"},
-		{"writer version 6", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, "6"},
-		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, "8"},
+		{"unknown writer feature", Protocol{MinReaderVersion: 1, MinWriterVersion: 7, WriterFeatures: []string{"appendOnly", "someFutureWriterFeature"}}, "someFutureWriterFeature", nil},
+		{"v2Checkpoint feature", Protocol{MinReaderVersion: 3, MinWriterVersion: 7, ReaderFeatures: []string{"v2Checkpoint"}, WriterFeatures: []string{"v2Checkpoint"}}, "v2Checkpoint", nil},
+		{"writer version 3", Protocol{MinReaderVersion: 1, MinWriterVersion: 3}, "3", map[string]string{"delta.constraints.positive": "id > 0"}},
+		{"writer version 4", Protocol{MinReaderVersion: 1, MinWriterVersion: 4}, "4", map[string]string{"delta.constraints.positive": "id > 0"}},
+		{"writer version 6", Protocol{MinReaderVersion: 1, MinWriterVersion: 6}, "6", map[string]string{"delta.constraints.positive": "id > 0"}},
+		{"writer version 8", Protocol{MinReaderVersion: 1, MinWriterVersion: 8}, "8", nil},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
@@ -597,7 +598,7 @@ func TestCommitRefusesUnwritable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctWriteVersion0(t, store, c.proto, nil)
+			ctWriteVersion0(t, store, c.proto, c.conf)
 			table := NewTable(store)
 			snap, err := table.Latest(ctx)
 			if err != nil {

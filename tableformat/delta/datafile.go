@@ -47,30 +47,36 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	if err := CheckWritable(s.Protocol, schema); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
-	if mode := s.Metadata.Configuration["delta.columnMapping.mode"]; mode != "" && mode != "none" {
-		return nil, unsupported("writing a table with column mapping mode %q", mode)
+	layout, err := s.fileLayout(schema)
+	if err != nil {
+		return nil, err
 	}
 	target := opts.TargetFileSize
 	if target <= 0 {
 		target = DefaultTargetFileSize
 	}
 	parts := map[string]bool{}
-	for _, c := range s.Metadata.PartitionColumns {
+	for _, c := range layout.partitionColumns {
 		parts[c] = true
 	}
 	cols := make([]string, 0, len(schema.Fields))
-	for _, f := range schema.Fields {
-		typ, err := DuckDBType(f.Type)
+	for i, f := range schema.Fields {
+		pf := layout.schema.Fields[i] // the file's name and type for it
+		typ, err := DuckDBType(pf.Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
-		if parts[f.Name] {
+		src := sqlquote.Ident(f.Name)
+		if layout.mapped {
+			src = physicalExpr(f.Type, src, 0)
+		}
+		if parts[pf.Name] {
 			// Partition values travel as the strings DuckDB prints; they are
 			// put into the protocol's forms below. An empty string is null
 			// to the protocol, so it goes to null's folder, as with Spark.
-			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(f.Name)))
+			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", src, typ, sqlquote.Ident(pf.Name)))
 		} else {
-			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(f.Name)))
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", src, typ, sqlquote.Ident(pf.Name)))
 		}
 	}
 	store := s.table.store
@@ -80,7 +86,7 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	}
 	now := nowFunc(opts.Now)()
 	token := stagename.New(now)
-	adds, err := s.copyFiles(ctx, q, query, cols, root, token, now, target, schema, parts)
+	adds, err := s.copyFiles(ctx, q, query, cols, root, token, now, target, layout, parts)
 	if err == nil {
 		err = publish(ctx, store, root, adds)
 	}
@@ -127,7 +133,8 @@ func removeWritten(root, token string) {
 // copyFiles runs DuckDB's COPY with per-file statistics and turns each file
 // it reports into an add action.
 func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols []string, root, token string,
-	stagedAt time.Time, target int64, schema *StructType, parts map[string]bool) ([]*Add, error) {
+	stagedAt time.Time, target int64, layout fileLayout, parts map[string]bool) ([]*Add, error) {
+	schema := layout.schema
 	options := []string{
 		"FORMAT parquet", "RETURN_STATS", "COMPRESSION snappy",
 		// The token names this write's files, so a COPY that fails halfway
@@ -135,7 +142,10 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 		// time, which VACUUM and Commit read back.
 		fmt.Sprintf("FILENAME_PATTERN 'part-%s-{uuid}'", token), "APPEND",
 	}
-	if pcs := s.Metadata.PartitionColumns; len(pcs) == 0 {
+	if layout.fieldIDs != "" {
+		options = append(options, "FIELD_IDS "+layout.fieldIDs)
+	}
+	if pcs := layout.partitionColumns; len(pcs) == 0 {
 		options = append(options, fmt.Sprintf("FILE_SIZE_BYTES %d", target))
 	} else {
 		// DuckDB cannot split partitioned output by size: one file per
@@ -148,7 +158,7 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 	}
 	copySQL := fmt.Sprintf("COPY (SELECT %s FROM (%s) AS src) TO %s (%s)",
 		strings.Join(cols, ", "), query, sqlquote.String(root), strings.Join(options, ", "))
-	if len(s.Metadata.PartitionColumns) > 0 || hasNested(schema) {
+	if len(layout.partitionColumns) > 0 || hasNested(schema) {
 		// Partition values are printed, and nested values cast, under the
 		// session's TimeZone: the settings travel with the COPY (one call).
 		// Statistics and top-level casts do not depend on it, and the
@@ -181,7 +191,7 @@ func (s *Snapshot) copyFiles(ctx context.Context, q Querier, query string, cols 
 		if err != nil || strings.HasPrefix(rel, "..") {
 			return nil, fmt.Errorf("write data files: %s is outside the table root", file)
 		}
-		pv, err := partitionValues(schema, s.Metadata.PartitionColumns, partKeys)
+		pv, err := partitionValues(schema, layout.partitionColumns, partKeys)
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,6 @@ package delta
 
 import (
 	"sort"
-	"strings"
 )
 
 // readerFeatures are the table features whose data we read correctly.
@@ -32,6 +31,9 @@ var writerFeatures = map[string]bool{
 	// We write no deletion vectors; a remove carries the file's vector and a
 	// copy-on-write rewrite reads through it (ScanFilesSQL).
 	"deletionVectors": true,
+	// Files are written under physical names with field ids (fileLayout);
+	// new columns get fresh ids and physical names (MapNewColumn).
+	"columnMapping": true,
 }
 
 // legacyWriterFeatures are the features writer versions 3 to 6 add, in
@@ -69,7 +71,17 @@ func checkReadable(p Protocol, m Metadata) error {
 // schema is the table's schema: at writer versions 2 to 6 column invariants
 // are always on, and since we do not evaluate them, a table whose columns
 // carry any is read-only for us (tables we create carry none).
+//
+// Without the table's configuration, a legacy writer version that implies
+// check constraints (3 to 6) is refused: see checkWritableConf.
 func CheckWritable(p Protocol, schema *StructType) error {
+	return checkWritableConf(p, schema, nil)
+}
+
+// checkWritableConf is CheckWritable knowing the table's configuration
+// (nil when unknown), which tells whether the features a legacy writer
+// version implies are in use (legacyWritable).
+func checkWritableConf(p Protocol, schema *StructType, conf map[string]string) error {
 	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
 		return unsupported("writer version %d", p.MinWriterVersion)
 	}
@@ -77,10 +89,11 @@ func CheckWritable(p Protocol, schema *StructType) error {
 		// Legacy versions imply features: 2 invariants, 3 check constraints,
 		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
 		if p.MinWriterVersion > 2 {
-			return unsupported("writing a table with writer version %d (%s)", p.MinWriterVersion,
-				strings.Join(legacyWriterFeatures[:p.MinWriterVersion-2], ", "))
+			if err := legacyWritable(p.MinWriterVersion, schema, conf); err != nil {
+				return err
+			}
 		}
-		if p.MinWriterVersion == 2 {
+		if p.MinWriterVersion >= 2 {
 			return refuseInvariants(schema)
 		}
 		return nil
