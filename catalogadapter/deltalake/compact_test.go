@@ -474,16 +474,18 @@ func TestCompactColumnMapping(t *testing.T) {
 	}
 	before := scanAll(t, p, db, id, -1)
 	_, snap, _ := p.latest(ctx, id)
-	// Every file is small: the partitions of two or more are compacted.
-	perPart := map[string]int{}
+	// Every file is small: the partitions of two or more are compacted,
+	// and those whose file has a deletion vector (OPTIMIZE purges it).
+	perPart, withDV := map[string]int{}, map[string]bool{}
 	for _, f := range snap.Files() {
 		for _, v := range f.PartitionValues {
 			perPart[*v]++
+			withDV[*v] = withDV[*v] || f.DeletionVector != nil
 		}
 	}
 	compacted, files := map[string]bool{}, 0
 	for v, n := range perPart {
-		if n >= 2 {
+		if n >= 2 || withDV[v] {
 			compacted[v] = true
 			files += n
 		}

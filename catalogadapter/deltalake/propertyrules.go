@@ -38,7 +38,7 @@ var propertyRules = map[string]propertyRule{
 	"delta.checkpointInterval":  positiveInt,
 	// Features this backend does not honour yet: the table would ask of
 	// every writer what we cannot do.
-	"delta.enableDeletionVectors":          notHonoured("deletionVectors"),
+	"delta.enableDeletionVectors":          deletionVectorsRule,
 	"delta.enableChangeDataFeed":           notHonoured("changeDataFeed (lakesql writes no cdc files)"),
 	"delta.enableRowTracking":              notHonoured("rowTracking"),
 	"delta.enableInCommitTimestamps":       notHonoured("inCommitTimestamp"),
