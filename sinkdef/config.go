@@ -155,10 +155,17 @@ type sinkOptions struct {
 	// deltaProps: the table properties of the Delta feature options
 	// (deltafeatures.go), set on the table lakesql creates.
 	deltaProps map[string]string
+	// Delta only: column_mapping, the created table's column mapping mode
+	// (name or id; "" or none: off).
+	columnMapping string
+	// Delta: delete_mode, and deletion_vectors = true, which creates the
+	// table with the feature on.
+	deleteMode      sqlsink.DeleteMode
+	deletionVectors bool
 }
 
 // knownOptions lists the WITH keys CREATE SINK accepts, for error messages.
-var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "compact_min_files", "delivery", "flush_age", "flush_bytes", "flush_rows",
+var knownOptions = []string{"catalog.*", "storage.*", "auto_compact", "checkpoint_interval", "column_mapping", "compact_min_files", "delete_mode", "deletion_vectors", "delivery", "flush_age", "flush_bytes", "flush_rows",
 	"format_version", "in_commit_timestamps", "memory_limit", "mode", "row_tracking", "schema_evolution", "target_file_size", "v2_checkpoints", "writer_id"}
 
 // parseOptions reads WITH (...) for a sink of the format: an option of the
@@ -288,6 +295,23 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 			default:
 				return so, bad("%q is not add_columns or none", o.Value)
 			}
+		case "delete_mode", "deletion_vectors":
+			if format != sinkddl.FormatDelta {
+				return so, bad("Delta only")
+			}
+			if err := parseDVOption(&so, o); err != nil {
+				return so, bad("%v", err)
+			}
+		case "column_mapping":
+			if format != sinkddl.FormatDelta {
+				return so, bad("Delta only (an Iceberg table maps columns by field id natively)")
+			}
+			switch v := strings.ToLower(o.Value); v {
+			case "none", "name", "id":
+				so.columnMapping = v
+			default:
+				return so, bad("%q is not a column mapping mode (none, name or id)", o.Value)
+			}
 		case "memory_limit":
 			if _, err := bytesize.Parse(o.Value); err != nil {
 				return so, bad("%v", err)
@@ -379,6 +403,19 @@ func (b *Backends) sinkConfig(ctx context.Context, d *Definition) (sqlsink.Confi
 	}
 	cfg.Table.Name = path
 	cfg.TableProperties = maps.Clone(so.deltaProps)
+	cfg.DeleteMode = so.deleteMode
+	setProp := func(k, v string) {
+		if cfg.TableProperties == nil {
+			cfg.TableProperties = map[string]string{}
+		}
+		cfg.TableProperties[k] = v
+	}
+	if so.columnMapping != "" && so.columnMapping != "none" {
+		setProp("delta.columnMapping.mode", so.columnMapping)
+	}
+	if so.deletionVectors || so.deleteMode == sqlsink.DeleteModeDeletionVectors {
+		setProp("delta.enableDeletionVectors", "true")
+	}
 	if len(cs.Columns) > 0 {
 		cfg.Schema = arrowSchema(cs.Columns)
 	}

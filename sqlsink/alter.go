@@ -171,13 +171,6 @@ func (s *Sink) evolved(ctx context.Context, landed bool) {
 	}
 }
 
-// SetTableProperties sets and unsets the table's properties in one table
-// version (column mapping, deletion vectors, ...). Not built yet: issue
-// 19 builds it (branch h19/colmap).
-func (s *Sink) SetTableProperties(ctx context.Context, set map[string]string, unset []string) error {
-	return fmt.Errorf("alter sink %s: %w: table properties are not built yet", s.cfg.Name, ErrUnsupported)
-}
-
 func canEvolve(p catalogadapter.Provider) bool {
 	_, ok := p.(catalogadapter.SchemaEvolver)
 	return ok

@@ -41,24 +41,54 @@ func (s *Sink) mergeFunc(ctx context.Context) (mergeStep, error) {
 	if s.cfg.DeleteMode == DeleteModeCopyOnWrite {
 		return s.rewriteKeys, nil
 	}
-	dv, ok := s.cfg.Provider.(catalogadapter.DeletionVectorStager)
-	on := false
-	if ok {
-		var err error
-		if on, err = dv.DeletionVectors(ctx, s.cfg.Table); err != nil {
-			return nil, fmt.Errorf("check deletion vectors: %w", err)
-		}
+	dv, on, err := s.deletionVectors(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if !on {
 		if s.cfg.DeleteMode == DeleteModeDeletionVectors {
-			return nil, fmt.Errorf("%w: delete_mode = 'deletion_vectors', but table %s takes no deletion vectors (a Delta table needs the deletionVectors feature and delta.enableDeletionVectors = true)",
-				catalogadapter.ErrUnsupported, s.cfg.Table)
+			return nil, s.noDeletionVectors(catalogadapter.ErrUnsupported)
 		}
 		return s.rewriteKeys, nil
 	}
 	return func(ctx context.Context, scanner catalogadapter.Scanner, keys []string) ([]catalogadapter.Receipt, []string, int64, error) {
 		return s.markKeys(ctx, dv, scanner, keys)
 	}, nil
+}
+
+// deletionVectors returns the provider's DV stager and whether the table
+// takes deletion vectors now.
+func (s *Sink) deletionVectors(ctx context.Context) (catalogadapter.DeletionVectorStager, bool, error) {
+	dv, ok := s.cfg.Provider.(catalogadapter.DeletionVectorStager)
+	if !ok {
+		return nil, false, nil
+	}
+	on, err := dv.DeletionVectors(ctx, s.cfg.Table)
+	if err != nil {
+		return nil, false, fmt.Errorf("check deletion vectors: %w", err)
+	}
+	return dv, on, nil
+}
+
+func (s *Sink) noDeletionVectors(kind error) error {
+	return fmt.Errorf("%w: delete_mode = 'deletion_vectors', but table %s takes no deletion vectors (a Delta table needs the deletionVectors feature and delta.enableDeletionVectors = true: create it WITH (deletion_vectors = TRUE))",
+		kind, s.cfg.Table)
+}
+
+// checkDeleteMode refuses, when the sink opens, delete_mode =
+// 'deletion_vectors' on a table that takes none; each merge checks again,
+// since another writer may turn them off.
+func (s *Sink) checkDeleteMode(ctx context.Context) error {
+	if s.cfg.DeleteMode != DeleteModeDeletionVectors {
+		return nil
+	}
+	if _, on, err := s.deletionVectors(ctx); err != nil || !on {
+		if err != nil {
+			return err
+		}
+		return s.noDeletionVectors(ErrConfig)
+	}
+	return nil
 }
 
 // markKeys is the deletion-vector half of an upsert merge: the rows of the

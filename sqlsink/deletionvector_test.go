@@ -188,7 +188,8 @@ func TestCopyOnWriteDropsRowsOfTheDV(t *testing.T) {
 }
 
 // delete_mode = 'deletion_vectors' on a table without the feature is
-// refused by name; the default falls back to copy-on-write.
+// refused by name when the sink opens; the default falls back to
+// copy-on-write.
 func TestDeleteModeNeedsTheFeature(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.config("orders")
@@ -201,21 +202,17 @@ func TestDeleteModeNeedsTheFeature(t *testing.T) {
 	}
 	s.Close()
 	cfg.DeleteMode = DeleteModeDeletionVectors
-	s = e.open(cfg)
-	ctx := context.Background()
-	if err := s.BeginEpoch(ctx, 3); err != nil {
+	s, err := New(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(ctx, batch(t, row{Op: "D", ID: 2})); err != nil {
-		t.Fatal(err)
-	}
-	err := s.PreCommit(ctx, 3)
-	if !errors.Is(err, catalogadapter.ErrUnsupported) || !strings.Contains(err.Error(), "delete_mode") {
-		t.Fatalf("got %v, want ErrUnsupported naming delete_mode", err)
+	err = s.Open(context.Background())
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "delete_mode") {
+		t.Fatalf("got %v, want ErrConfig naming delete_mode", err)
 	}
 	bad := e.config("orders")
 	bad.DeleteMode = "merge_on_read"
-	if _, err := New(bad); !errors.Is(err, ErrConfig) {
+	if _, err = New(bad); !errors.Is(err, ErrConfig) {
 		t.Fatalf("an unknown delete mode: %v", err)
 	}
 }

@@ -135,6 +135,9 @@ func (s *Sink) open(ctx context.Context) error {
 		if _, ok := p.(catalogadapter.Scanner); !ok {
 			return fmt.Errorf("%w: upsert mode needs a backend that can scan the table (a catalogadapter.Scanner); %T is not one", ErrConfig, p)
 		}
+		if err := s.checkDeleteMode(ctx); err != nil {
+			return err
+		}
 	}
 	last, ok := int64(0), false
 	if s.cfg.Delivery == ExactlyOnce {

@@ -178,12 +178,6 @@ func (p *Provider) changeConstraints(ctx context.Context, id catalogadapter.Tabl
 	}
 }
 
-func sameProtocol(a, b delta.Protocol) bool {
-	return a.MinReaderVersion == b.MinReaderVersion && a.MinWriterVersion == b.MinWriterVersion &&
-		strings.Join(a.ReaderFeatures, ",") == strings.Join(b.ReaderFeatures, ",") &&
-		strings.Join(a.WriterFeatures, ",") == strings.Join(b.WriterFeatures, ",")
-}
-
 // checkRowRules checks a commit's RowRulesAre requirements against the
 // snapshot it commits on.
 func checkRowRules(snap *delta.Snapshot, reqs []catalogadapter.Requirement) error {

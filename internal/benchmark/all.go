@@ -9,6 +9,8 @@ func All() []Workload {
 		CommitLatency(),
 		OpenLongHistory(),
 		Upsert(),
+		UpsertDV(),
+		DeleteDV(),
 		SelectAgg(),
 		IngestIceberg(),
 		Memory(),

@@ -35,7 +35,15 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 	if err := validatePartitionColumns(opts.Schema, opts.PartitionColumns); err != nil {
 		return nil, fmt.Errorf("create table: %w", err)
 	}
-	schemaString, err := opts.Schema.JSON()
+	conf := map[string]string{}
+	for k, v := range opts.Configuration {
+		conf[k] = v
+	}
+	schema, err := createColumnMapping(opts.Schema, conf)
+	if err != nil {
+		return nil, fmt.Errorf("create table: %w", err)
+	}
+	schemaString, err := schema.JSON()
 	if err != nil {
 		return nil, fmt.Errorf("create table: %w", err)
 	}
@@ -55,17 +63,24 @@ func Create(ctx context.Context, store Storage, opts CreateOptions) (*Snapshot, 
 	if opts.Description != "" {
 		md.Description = &opts.Description
 	}
-	for k, v := range opts.Configuration {
+	for k, v := range conf {
 		md.Configuration[k] = v
 	}
 	if _, err := checkpointInterval(md.Configuration); err != nil {
 		return nil, fmt.Errorf("create table: %w", err)
 	}
-	proto := createProtocol(opts.Schema, md.Configuration)
+	proto := createProtocol(schema, md.Configuration)
 	if fs := PropertyFeatures(md.Configuration); len(fs) > 0 {
 		p := WithFeatures(*proto, fs...)
 		proto = &p
 		withRowTrackingColumns(md.Configuration)
+	}
+	if ColumnMappingMode(conf) != "none" {
+		up := ColumnMappingProtocol(*proto)
+		proto = &up
+	}
+	if err := CheckColumnMapping(*proto, schema, conf); err != nil {
+		return nil, fmt.Errorf("create table: %w", err)
 	}
 	txnID := uuid.NewString()
 	ci := commitInfo(now, "CREATE TABLE", map[string]any{"partitionBy": opts.PartitionColumns}, nil, txnID)
@@ -379,7 +394,7 @@ func (s *Snapshot) checkWritable() error {
 	if err != nil {
 		return err
 	}
-	return CheckWritable(s.Protocol, schema)
+	return checkWritableConf(s.Protocol, schema, s.Metadata.Configuration)
 }
 
 // checkActions refuses actions this table must not receive.
@@ -424,7 +439,14 @@ func (s *Snapshot) checkChangedProtocol(actions []Action) error {
 	if err != nil {
 		return fmt.Errorf("new table schema: %w", err)
 	}
-	return CheckWritable(p, schema)
+	conf := s.Metadata.Configuration
+	if md != nil {
+		conf = md.Configuration
+	}
+	if err := CheckColumnMapping(p, schema, conf); err != nil {
+		return err
+	}
+	return checkWritableConf(p, schema, conf)
 }
 
 // conflict reads the commits that won the race from version on.

@@ -61,18 +61,22 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 	}
 	cols := make([]string, 0, len(schema.Fields))
 	for i, f := range schema.Fields {
-		typ, err := DuckDBType(f.Type)
+		pf := layout.schema.Fields[i] // the file's name and type for it
+		typ, err := DuckDBType(pf.Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
 		}
-		name := layout.schema.Fields[i].Name // the file's name for it
-		if parts[name] {
+		src := sqlquote.Ident(f.Name)
+		if layout.mapped {
+			src = physicalExpr(f.Type, src, 0)
+		}
+		if parts[pf.Name] {
 			// Partition values travel as the strings DuckDB prints; they are
 			// put into the protocol's forms below. An empty string is null
 			// to the protocol, so it goes to null's folder, as with Spark.
-			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(name)))
+			cols = append(cols, fmt.Sprintf("NULLIF(CAST(CAST(%s AS %s) AS VARCHAR), '') AS %s", src, typ, sqlquote.Ident(pf.Name)))
 		} else {
-			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(f.Name), typ, sqlquote.Ident(name)))
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", src, typ, sqlquote.Ident(pf.Name)))
 		}
 	}
 	store := s.table.store

@@ -105,3 +105,39 @@ func RemoveOf(f *Add, now int64) *Remove {
 		DefaultRowCommitVersion: f.DefaultRowCommitVersion,
 	}
 }
+
+// DeletionVectorProtocol returns p upgraded to support deletion vectors:
+// reader 3 and writer 7 with deletionVectors in both lists. A legacy
+// protocol turns into table features listing what its versions implied
+// (writer 2: appendOnly and invariants); writer versions 3 to 6 and reader
+// 2 imply features (check constraints, generated and identity columns,
+// column mapping) whose listing would ask more of writers, so they are
+// refused: such a table gets deletion vectors by a writer that honours
+// them, or by being created with them.
+func DeletionVectorProtocol(p Protocol) (Protocol, error) {
+	if HasDeletionVectorFeature(p) {
+		return p, nil
+	}
+	out := Protocol{MinReaderVersion: 3, MinWriterVersion: 7,
+		ReaderFeatures: slices.Clone(p.ReaderFeatures), WriterFeatures: slices.Clone(p.WriterFeatures)}
+	if p.MinWriterVersion < 7 {
+		if p.MinWriterVersion > 2 || p.MinReaderVersion == 2 {
+			return p, unsupported("deletion vectors on a table at reader %d / writer %d: upgrading it to table features would list features lakesql does not write",
+				p.MinReaderVersion, p.MinWriterVersion)
+		}
+		out.ReaderFeatures, out.WriterFeatures = []string{}, []string{}
+		if p.MinWriterVersion == 2 {
+			out.WriterFeatures = append(out.WriterFeatures, "appendOnly", "invariants")
+		}
+	}
+	if out.ReaderFeatures == nil {
+		out.ReaderFeatures = []string{}
+	}
+	if !slices.Contains(out.ReaderFeatures, "deletionVectors") {
+		out.ReaderFeatures = append(out.ReaderFeatures, "deletionVectors")
+	}
+	if !slices.Contains(out.WriterFeatures, "deletionVectors") {
+		out.WriterFeatures = append(out.WriterFeatures, "deletionVectors")
+	}
+	return out, nil
+}

@@ -2,7 +2,6 @@ package delta
 
 import (
 	"sort"
-	"strings"
 )
 
 // readerFeatures are the table features whose data we read correctly.
@@ -48,14 +47,15 @@ var writerFeatures = map[string]bool{
 	// Appends need no cdc files (readers take added files as inserts); a
 	// commit that removes rows from a table with the feed on is refused.
 	"changeDataFeed": true,
-	// We write no deletion vectors; a remove carries the file's vector and a
+	// Upserts and deletes write deletion vectors where the table has them
+	// on (dvwrite.go); a remove carries the file's vector, and a
 	// copy-on-write rewrite reads through it (ScanFilesSQL).
 	"deletionVectors": true,
 	// Files are written in the column's current type and delta.typeChanges
 	// is kept when the schema changes (evolve.go).
 	"typeWidening": true,
 	// Files are written under physical names with field ids (fileLayout);
-	// added columns get new ones (evolve.go).
+	// added columns get fresh ids and physical names (evolve.go, MapNewColumn).
 	"columnMapping": true,
 }
 
@@ -93,18 +93,28 @@ func checkReadable(p Protocol, m Metadata) error {
 // CheckWritable refuses to write a table whose protocol we cannot honour.
 // schema is the table's schema: at writer versions 2 to 6 column invariants
 // are always on, and an invariant on a nested field, which we do not
-// evaluate, makes the table read-only for us. Versions 3 and 4 (CHECK
-// constraints, change data feed, generated columns) are written.
+// evaluate, makes the table read-only for us.
+//
+// Without the table's configuration, a legacy writer version that implies
+// check constraints (3 to 6) is refused: see checkWritableConf.
 func CheckWritable(p Protocol, schema *StructType) error {
+	return checkWritableConf(p, schema, nil)
+}
+
+// checkWritableConf is CheckWritable knowing the table's configuration
+// (nil when unknown), which tells whether the features a legacy writer
+// version implies are in use (legacyWritable).
+func checkWritableConf(p Protocol, schema *StructType, conf map[string]string) error {
 	if p.MinWriterVersion > maxWriterVersion || p.MinWriterVersion < 1 {
 		return unsupported("writer version %d", p.MinWriterVersion)
 	}
 	if p.MinWriterVersion < 7 {
 		// Legacy versions imply features: 2 invariants, 3 check constraints,
 		// 4 change data feed and generated columns, 5 column mapping, 6 identity columns.
-		if p.MinWriterVersion > 4 {
-			return unsupported("writing a table with writer version %d (%s)", p.MinWriterVersion,
-				strings.Join(legacyWriterFeatures[:p.MinWriterVersion-2], ", "))
+		if p.MinWriterVersion > 2 {
+			if err := legacyWritable(p.MinWriterVersion, schema, conf); err != nil {
+				return err
+			}
 		}
 		if p.MinWriterVersion >= 2 {
 			return refuseInvariants(schema)

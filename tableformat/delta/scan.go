@@ -153,7 +153,9 @@ func (s *Snapshot) scanFilesSQL(ctx context.Context, q Querier, files []*Add, po
 			for i, r := range rows {
 				nums[i] = strconv.FormatUint(r, 10)
 			}
-			where = fmt.Sprintf("d.%s NOT IN (SELECT unnest([%s]::UBIGINT[]))", rowNumColumn, strings.Join(nums, ","))
+			// One string split by DuckDB: a list literal of as many
+			// numbers costs several times more to parse than the scan.
+			where = fmt.Sprintf("d.%s NOT IN (SELECT CAST(unnest(string_split('%s', ',')) AS UBIGINT))", rowNumColumn, strings.Join(nums, ","))
 		}
 		branches = append(branches, branch(sel, from, pkeys, []*Add{f}, paths, where))
 	}
