@@ -254,10 +254,10 @@ func parseOptions(format string, opts []sinkddl.Option) (sinkOptions, error) {
 				return so, bad("Iceberg only")
 			}
 			switch o.Value {
-			case "1", "2":
+			case "1", "2", "3":
 				so.formatVersion = int(o.Value[0] - '0')
 			default:
-				return so, bad("%q is not an Iceberg format version lakesql writes (1 or 2)", o.Value)
+				return so, bad("%q is not an Iceberg format version lakesql writes (1, 2 or 3)", o.Value)
 			}
 		case "auto_compact":
 			switch {

@@ -36,8 +36,10 @@ type lake struct {
 	// the rows kept from them count in the commit's Rows (Delta); Iceberg
 	// stages a row delta, the epoch's rows only.
 	upsertRewrites bool
-	// crash holds the crash test's checks of what the table recorded.
-	crash crashChecks
+	// crash holds the crash test's checks of what the table recorded;
+	// maintCrash the maintenance crash test's.
+	crash      crashChecks
+	maintCrash maintCrashChecks
 }
 
 // lakes are the backends every engine test runs over.
@@ -51,6 +53,7 @@ var deltaLake = lake{
 	commitVersion:  func(_ testing.TB, _ string, _ catalogadapter.TableIdent, k int64) int64 { return k },
 	upsertRewrites: true,
 	crash:          deltaCrashChecks,
+	maintCrash:     deltaMaintCrash,
 }
 
 var icebergLake = lake{
@@ -65,7 +68,8 @@ var icebergLake = lake{
 		}
 		return snaps[k-1].SnapshotID
 	},
-	crash: icebergCrashChecks,
+	crash:      icebergCrashChecks,
+	maintCrash: icebergMaintCrash,
 }
 
 // lakeNamed is the lake a parent process names to its child.

@@ -80,6 +80,15 @@ func (s *Sink) Optimize(ctx context.Context, q catalogadapter.Querier, opts Comp
 	if opts.TargetFileSize == 0 {
 		opts.TargetFileSize = s.cfg.TargetFileSize
 	}
+	// One compaction at a time per table in this process, auto-compaction's
+	// included: two would rewrite the same files, and on Iceberg, whose
+	// rewrite commit reads every manifest, could lose every race to each
+	// other.
+	unlock, err := lockTable(ctx, s.cfg.Table)
+	if err != nil {
+		return CompactOutcome{}, fmt.Errorf("optimize %s: %w", s.cfg.Table, err)
+	}
+	defer unlock()
 	out, err := c.Compact(ctx, s.cfg.Table, q, opts)
 	s.maint.record(&s.maint.optimize, s.cfg.Now(), err)
 	if err != nil {

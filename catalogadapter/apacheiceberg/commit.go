@@ -59,7 +59,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err := catalogadapter.CheckKinds(opts.Requires, catalogadapter.KindNoNewDataSince); err != nil {
 		return fail(err)
 	}
-	staged, err := decodeReceipts(receipts)
+	staged, dvRead, err := decodeReceipts(receipts)
 	if err != nil {
 		return fail(err)
 	}
@@ -100,6 +100,13 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 				return fail(fmt.Errorf("%w: %s", catalogadapter.ErrConflict, why))
 			}
 		}
+		// Deletion vectors name the rows they found: rows committed since
+		// may hold the same keys, so the upsert is redone on them.
+		if dvRead != nil {
+			if why := addedSince(tbl, *dvRead); why != "" {
+				return fail(fmt.Errorf("%w: deletion vectors: %s", catalogadapter.ErrConflict, why))
+			}
+		}
 		if attempt == 0 { // files do not come back: once is enough
 			if err := icetable.CheckStaged(ctx, tbl, staged); err != nil {
 				return fail(err)
@@ -111,9 +118,16 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			if err != nil {
 				return fail(err)
 			}
-			if df.ContentType() == ice.EntryContentData {
+			switch {
+			case df.ContentType() == ice.EntryContentData:
 				change.Adds = append(change.Adds, df)
-			} else {
+			case s.DVBase != nil && df.ReferencedDataFile() != nil:
+				if change.DVBases == nil {
+					change.DVBases = map[string]icetable.DVBase{}
+				}
+				change.DVBases[*df.ReferencedDataFile()] = *s.DVBase
+				change.Deletes = append(change.Deletes, df)
+			default:
 				change.Deletes = append(change.Deletes, df)
 			}
 		}
@@ -133,7 +147,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 			return catalogadapter.CommitOutcome{Version: s.SnapshotID, CommitTime: time.UnixMilli(s.TimestampMs).UTC(), Retries: attempt}, nil
 		}
 		switch {
-		case errors.Is(err, icetable.ErrFileRemoved):
+		case errors.Is(err, icetable.ErrFileRemoved), errors.Is(err, icetable.ErrDVChanged):
 			return fail(err)
 		case errors.Is(err, icetable.ErrConflict):
 			if attempt >= maxRetries {
@@ -202,7 +216,7 @@ func checkRemoves(removes []string, staged []icetable.StagedFile) error {
 // leaves those out, the manifests do not).
 func (p *Provider) Discard(ctx context.Context, id catalogadapter.TableIdent, receipts []catalogadapter.Receipt) error {
 	ctx = p.cat.WithIO(ctx) // one AWS configuration for every FileIO the call opens
-	staged, err := decodeReceipts(receipts)
+	staged, _, err := decodeReceipts(receipts)
 	if err != nil {
 		return fmt.Errorf("discard staged files of %s: %w", id, err)
 	}

@@ -32,6 +32,7 @@ type compactPlan struct {
 	partitions int
 	rewrite    []ice.DataFile // data files to replace
 	deletes    []ice.DataFile // delete files dead once they are replaced
+	dvs        []ice.DataFile // deletion vectors of the replaced files
 	bytes      int64          // of rewrite
 }
 
@@ -129,7 +130,7 @@ func (p *Provider) planCompaction(ctx context.Context, tbl *table.Table, opts ca
 	type file struct {
 		df      ice.DataFile
 		deletes map[string]bool
-		dv      bool
+		dv      ice.DataFile // its deletion vector, if any
 	}
 	files := map[string]*file{}
 	var order []string
@@ -143,7 +144,9 @@ func (p *Provider) planCompaction(ctx context.Context, tbl *table.Table, opts ca
 		for _, d := range append(append([]ice.DataFile{}, t.DeleteFiles...), t.EqualityDeleteFiles...) {
 			f.deletes[d.FilePath()] = true
 		}
-		f.dv = f.dv || len(t.DeletionVectorFiles) > 0
+		if len(t.DeletionVectorFiles) > 0 {
+			f.dv = t.DeletionVectorFiles[0]
+		}
 	}
 	identity := identityColumns(tbl)
 	type group struct {
@@ -154,12 +157,13 @@ func (p *Provider) planCompaction(ctx context.Context, tbl *table.Table, opts ca
 	var keys []string
 	for _, path := range order {
 		f := files[path]
-		// Deletion vectors are not read by our scan, and files of an older
-		// partition spec would change partition when rewritten: both stay.
-		if f.dv || int(f.df.SpecID()) != plan.spec {
+		// Files of an older partition spec would change partition when
+		// rewritten: they stay.
+		if int(f.df.SpecID()) != plan.spec {
 			continue
 		}
-		if f.df.FileSizeBytes() >= small && len(f.deletes) == 0 {
+		deleted := len(f.deletes) > 0 || f.dv != nil
+		if f.df.FileSizeBytes() >= small && !deleted {
 			continue
 		}
 		if opts.Partitions != nil {
@@ -179,7 +183,7 @@ func (p *Provider) planCompaction(ctx context.Context, tbl *table.Table, opts ca
 			keys = append(keys, key)
 		}
 		g.candidates = append(g.candidates, f)
-		g.withDeletes = g.withDeletes || len(f.deletes) > 0
+		g.withDeletes = g.withDeletes || deleted
 	}
 	rewritten := map[string]bool{}
 	for _, k := range keys {
@@ -192,6 +196,9 @@ func (p *Provider) planCompaction(ctx context.Context, tbl *table.Table, opts ca
 			plan.rewrite = append(plan.rewrite, f.df)
 			plan.bytes += f.df.FileSizeBytes()
 			rewritten[f.df.FilePath()] = true
+			if f.dv != nil { // folded into the new files: it goes with its data file
+				plan.dvs = append(plan.dvs, f.dv)
+			}
 		}
 	}
 	if len(plan.rewrite) == 0 {
@@ -319,13 +326,13 @@ func (p *Provider) commitCompaction(ctx context.Context, id catalogadapter.Table
 		op = "OPTIMIZE"
 	}
 	rw := icetable.Rewrite{
-		Removes: plan.rewrite, Adds: added, DeleteRemoves: plan.deletes,
+		Removes: plan.rewrite, Adds: added, DeleteRemoves: plan.deletes, DVRemoves: plan.dvs,
 		DataSequenceNumber: plan.snap.SequenceNumber,
 		Summary:            map[string]string{SummaryOperation: op},
 	}
 	out := catalogadapter.CompactOutcome{
 		Partitions: plan.partitions, FilesRemoved: len(plan.rewrite), FilesAdded: len(added),
-		BytesRemoved: plan.bytes, DeleteFilesRemoved: len(plan.deletes),
+		BytesRemoved: plan.bytes, DeleteFilesRemoved: len(plan.deletes) + len(plan.dvs),
 	}
 	for _, f := range added {
 		out.BytesAdded += f.FileSizeBytes()

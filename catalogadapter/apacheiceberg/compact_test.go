@@ -545,7 +545,7 @@ func TestStageExpired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged, err := decodeReceipts([]catalogadapter.Receipt{old})
+	staged, _, err := decodeReceipts([]catalogadapter.Receipt{old})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func testCommitRefusesMissingStagedFile(t *testing.T, l icebergtest.Lake) {
 		{"has 1 bytes", func(path string) error { return w.WriteFile(path, []byte("x")) }},
 	} {
 		lost, kept := stage(t, p, row{ID: 1, Region: "x"}), stage(t, p, row{ID: 2, Region: "y"})
-		staged, err := decodeReceipts([]catalogadapter.Receipt{lost})
+		staged, _, err := decodeReceipts([]catalogadapter.Receipt{lost})
 		if err != nil || len(staged) != 1 {
 			t.Fatalf("decode receipt: %v %v", staged, err)
 		}

@@ -3,6 +3,7 @@ package apacheiceberg
 import (
 	"context"
 	"fmt"
+	"time"
 
 	ice "github.com/apache/iceberg-go"
 
@@ -84,8 +85,11 @@ func bounds(schema *ice.Schema, raw map[int][]byte) map[string]any {
 	return out
 }
 
-// plainValue keeps partition values the sink can compare (numbers,
-// strings, booleans) and turns the rest into nil, which prunes nothing.
+// plainValue turns a partition value into what the sink compares, as the
+// Delta backend reports the same types: numbers, strings, booleans, a date
+// or timestamp as a UTC time.Time (a date at its midnight), a decimal as
+// its digits. The rest (time of day, uuid, binary) becomes nil, which
+// prunes nothing and matches no OPTIMIZE WHERE.
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case int32:
@@ -94,6 +98,18 @@ func plainValue(v any) any {
 		return x
 	case float32:
 		return float64(x)
+	case ice.Date:
+		return x.ToTime().UTC()
+	case ice.Timestamp:
+		return x.ToTime().UTC()
+	case ice.TimestampNano:
+		return x.ToTime().UTC()
+	case ice.Decimal:
+		return x.String()
+	case ice.DecimalLiteral:
+		return ice.Decimal(x).String()
+	case time.Time:
+		return x.UTC()
 	}
 	return nil
 }

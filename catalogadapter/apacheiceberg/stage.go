@@ -24,20 +24,42 @@ import (
 // committed or deleted by another process.
 type receiptMeta struct {
 	Files []icetable.StagedFile `json:"files"`
+	// DVRead, on the receipt of an upsert's deletion vectors, is the
+	// snapshot the deleted rows were found in (-1: the table was empty):
+	// data committed after it may hold keys the deletes missed.
+	DVRead *int64 `json:"dv_read_snapshot,omitempty"`
 }
 
 // receipt turns written files into a receipt. Rows and Files count data
 // files only; Bytes counts everything written.
 func receipt(meta table.Metadata, files []ice.DataFile) (catalogadapter.Receipt, error) {
-	rm := receiptMeta{Files: []icetable.StagedFile{}}
+	return receiptOf(meta, files, receiptMeta{}, nil)
+}
+
+// receiptOf is receipt with rm's fields besides the files, and each
+// deletion vector's base from bases (by its data file); a file's bytes
+// count once however many entries name it (the DVs of one Puffin file).
+func receiptOf(meta table.Metadata, files []ice.DataFile, rm receiptMeta, bases map[string]icetable.DVBase) (catalogadapter.Receipt, error) {
+	rm.Files = []icetable.StagedFile{}
 	var r catalogadapter.Receipt
+	counted := map[string]bool{}
 	for _, f := range files {
 		s, err := icetable.Stage(meta, f)
 		if err != nil {
 			return catalogadapter.Receipt{}, mapErr(err)
 		}
+		if ref := f.ReferencedDataFile(); ref != nil && table.IsDeletionVector(f) {
+			base, ok := bases[*ref]
+			if !ok {
+				return catalogadapter.Receipt{}, fmt.Errorf("%w: deletion vector for %s without its base", catalogadapter.ErrInvalid, *ref)
+			}
+			s.DVBase = &base
+		}
 		rm.Files = append(rm.Files, s)
-		r.Bytes += s.Bytes
+		if !counted[s.Path] {
+			r.Bytes += s.Bytes
+		}
+		counted[s.Path] = true
 		if s.Content == icetable.ContentData {
 			r.Files++
 			r.Rows += s.Rows
@@ -48,9 +70,11 @@ func receipt(meta table.Metadata, files []ice.DataFile) (catalogadapter.Receipt,
 	return r, err
 }
 
-// decodeReceipts reads the staged files out of receipts.
-func decodeReceipts(receipts []catalogadapter.Receipt) ([]icetable.StagedFile, error) {
+// decodeReceipts reads the staged files out of receipts, and the oldest
+// snapshot an upsert's deletion vectors were found in (nil: none).
+func decodeReceipts(receipts []catalogadapter.Receipt) ([]icetable.StagedFile, *int64, error) {
 	var out []icetable.StagedFile
+	var dvRead *int64
 	seen := map[string]bool{}
 	for i, r := range receipts {
 		if len(strings.TrimSpace(string(r.Metadata))) == 0 {
@@ -58,22 +82,33 @@ func decodeReceipts(receipts []catalogadapter.Receipt) ([]icetable.StagedFile, e
 		}
 		var rm receiptMeta
 		if err := json.Unmarshal(r.Metadata, &rm); err != nil {
-			return nil, fmt.Errorf("%w: receipt %d: metadata is not a list of staged Iceberg files: %w", catalogadapter.ErrInvalid, i, err)
+			return nil, nil, fmt.Errorf("%w: receipt %d: metadata is not a list of staged Iceberg files: %w", catalogadapter.ErrInvalid, i, err)
+		}
+		if rm.DVRead != nil && (dvRead == nil || *rm.DVRead < *dvRead) {
+			dvRead = rm.DVRead
 		}
 		for j, f := range rm.Files {
+			// The DVs of one Puffin file share its path: each is told
+			// apart by its entry (its data file), checked at decoding.
+			key := f.Path
+			if f.DVBase != nil {
+				key = f.Path + "\x00" + string(f.Entry)
+			}
 			switch {
 			case f.Path == "" || len(f.Entry) == 0:
-				return nil, fmt.Errorf("%w: receipt %d, file %d: no path or entry", catalogadapter.ErrInvalid, i, j)
-			case f.Content != icetable.ContentData && f.Content != icetable.ContentEqDeletes:
-				return nil, fmt.Errorf("%w: receipt %d: file %s has content %q", catalogadapter.ErrInvalid, i, f.Path, f.Content)
-			case seen[f.Path]:
-				return nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, f.Path)
+				return nil, nil, fmt.Errorf("%w: receipt %d, file %d: no path or entry", catalogadapter.ErrInvalid, i, j)
+			case f.Content == icetable.ContentPosDeletes && (f.DVBase == nil || rm.DVRead == nil):
+				return nil, nil, fmt.Errorf("%w: receipt %d: position deletes %s are not a deletion vector of an upsert", catalogadapter.ErrInvalid, i, f.Path)
+			case f.Content != icetable.ContentData && f.Content != icetable.ContentEqDeletes && f.Content != icetable.ContentPosDeletes:
+				return nil, nil, fmt.Errorf("%w: receipt %d: file %s has content %q", catalogadapter.ErrInvalid, i, f.Path, f.Content)
+			case seen[key]:
+				return nil, nil, fmt.Errorf("%w: receipt %d: file %s is staged twice", catalogadapter.ErrInvalid, i, f.Path)
 			}
-			seen[f.Path] = true
+			seen[key] = true
 			out = append(out, f)
 		}
 	}
-	return out, nil
+	return out, dvRead, nil
 }
 
 func (p *Provider) targetFileSize() int64 { return p.opts.TargetFileSize }
@@ -321,6 +356,9 @@ func (p *Provider) StageRowDelta(ctx context.Context, id catalogadapter.TableIde
 	tbl, _, err := p.load(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if tbl.Metadata().Version() >= icetable.MinDVFormatVersion {
+		return p.stageDeletionVectors(ctx, id, tbl, q, key, keysQuery, rowsQuery)
 	}
 	cols, ids, err := icetable.EqualityColumns(ctx, tbl, key)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -101,7 +102,15 @@ func setupStorage(ctx context.Context, env Env, n int) (Sides, error) {
 			if err != nil {
 				return Sample{}, err
 			}
-			return Sample{Value: mib(b), Extra: extra}, nil
+			// What the log keeps (delta.logRetentionDuration, 30 days),
+			// apart from the data files VACUUM judged.
+			logBytes, err := treeBytes(filepath.Join(dir, "_delta_log"))
+			if err != nil {
+				return Sample{}, err
+			}
+			x := map[string]float64{"log_mib": mib(logBytes), "data_mib": mib(b - logBytes)}
+			maps.Copy(x, extra)
+			return Sample{Value: mib(b), Extra: x}, nil
 		},
 		reference: func(ctx context.Context) (Sample, error) {
 			snap, err := openLatest(ctx, dir)

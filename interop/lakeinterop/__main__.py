@@ -11,7 +11,7 @@ from .ledger import Ledger
 
 # The sections, in the order; each module has run(ledger).
 SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance", "ours_maintenance",
-            "shared_catalog", "rest_catalog", "colmap"]
+            "shared_catalog", "rest_catalog", "iceberg_v3", "colmap"]
 
 
 def main(argv):

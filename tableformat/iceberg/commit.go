@@ -26,6 +26,10 @@ type Change struct {
 	Removes []string
 	// Summary goes into the snapshot summary (the epoch record).
 	Summary map[string]string
+	// DVBases maps the data file of each deletion vector in Deletes to the
+	// DV it replaces (WriteDeletionVectors): the commit removes that one,
+	// and fails with ErrDVChanged when the data file's live DV is another.
+	DVBases map[string]DVBase
 	// CheckDuplicates refuses files the table already holds. It reads every
 	// manifest, so callers that know their files are new (an exactly-once
 	// commit whose epoch was checked) leave it off.
@@ -57,7 +61,10 @@ func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, err
 		opts = append(opts, table.WithoutDuplicateCheck())
 	}
 	var err error
+	v3 := tbl.Metadata().Version() >= MinDVFormatVersion
 	switch {
+	case len(ch.Removes) > 0 && v3:
+		return nil, fmt.Errorf("%w: %w", ErrUnsupported, ErrNoV3Rewrite)
 	case len(ch.Removes) > 0:
 		var live map[string]ice.DataFile
 		live, err = LiveDataFiles(ctx, tbl)
@@ -73,13 +80,27 @@ func Commit(ctx context.Context, tbl *table.Table, ch Change) (*table.Table, err
 			doomed = append(doomed, df)
 		}
 		err = tx.ReplaceDataFilesWithDataFiles(ctx, doomed, ch.Adds, props, opts...)
-	case len(ch.Deletes) > 0:
-		if tbl.Metadata().Version() < 2 {
+	case len(ch.Deletes) > 0 || (len(ch.Adds) > 0 && v3):
+		// On v3, appends go through a row delta too: iceberg-go's
+		// AddDataFiles wants each file's first_row_id set, which nobody
+		// knows before the commit; a row delta leaves it null, for the
+		// manifest's first_row_id to assign (the spec's inheritance).
+		if v3 && ch.CheckDuplicates {
+			if err := checkNotReferenced(ctx, tbl, ch.Adds); err != nil {
+				return nil, err
+			}
+		}
+		if len(ch.Deletes) > 0 && tbl.Metadata().Version() < 2 {
 			return nil, fmt.Errorf("%w: delete files need format version 2, the table is version 1", ErrUnsupported)
+		}
+		replaced, rerr := replacedDVs(ctx, tbl, ch.Deletes, ch.DVBases)
+		if rerr != nil {
+			return nil, rerr
 		}
 		rd := tx.NewRowDelta(props)
 		rd.AddRows(ch.Adds...)
 		rd.AddDeletes(ch.Deletes...)
+		rd.RemoveDeletes(replaced...)
 		err = rd.Commit(ctx)
 	case len(ch.Adds) > 0:
 		err = tx.AddDataFiles(ctx, ch.Adds, props, opts...)

@@ -20,6 +20,9 @@ type Rewrite struct {
 	// DeleteRemoves are the delete files no live data file needs once the
 	// rewrite lands.
 	DeleteRemoves []ice.DataFile
+	// DVRemoves are the deletion vectors of rewritten data files, whose
+	// rows the new files hold without the deleted ones.
+	DVRemoves []ice.DataFile
 	// DataSequenceNumber is the data sequence number the added files get:
 	// the sequence number of the snapshot the rewrite read (Java's
 	// use-starting-sequence-number). Deletes committed after that snapshot
@@ -59,6 +62,9 @@ func CommitRewrite(ctx context.Context, tbl *table.Table, rw Rewrite) (*table.Ta
 	}
 	for _, f := range rw.DeleteRemoves {
 		b.DeleteFile(f)
+	}
+	if len(rw.DVRemoves) > 0 {
+		b.ApplyResult(table.CompactionGroupResult{SafeDeletionVectors: rw.DVRemoves})
 	}
 	if err := b.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("build rewrite: %w", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	ice "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakesql/lakesql/internal/sqlquote"
@@ -50,7 +51,8 @@ const (
 // number it applies to, as iceberg-go's planner decided it. Files outside
 // the local file system (object storage) are downloaded into the cache
 // first, and the query reads the copies. Deletion vectors (format
-// version 3) are refused.
+// version 3) join like position deletes: each is read once into a local
+// file of its positions (dvPositionsFile).
 func ScanSQL(ctx context.Context, tbl *table.Table, opts ScanOptions) (string, int64, error) {
 	schema := tbl.Schema()
 	snapID := int64(-1)
@@ -84,10 +86,13 @@ func ScanSQL(ctx context.Context, tbl *table.Table, opts ScanOptions) (string, i
 	if len(tasks) == 0 {
 		return emptyScan(schema), snapID, nil
 	}
-	b := scanBuilder{schema: schema, cols: cols, readSchema: readSchema, thresholds: thresholds}
+	b := scanBuilder{schema: schema, cols: cols, readSchema: readSchema, thresholds: thresholds, cacheDir: opts.CacheDir}
 	files := scanFiles(tasks, thresholds)
-	if err := confineFiles(tbl.Location(), opts.AllowedRoots, files); err != nil {
+	if err := confineFiles(tbl.Location(), opts.AllowedRoots, append(files, dvFiles(tasks)...)); err != nil {
 		return "", 0, fmt.Errorf("scan snapshot %d: %w", snapID, err)
+	}
+	if b.fsys, err = tbl.FS(ctx); err != nil {
+		return "", 0, fmt.Errorf("open the file IO of %s: %w", tbl.Location(), err)
 	}
 	b.local, err = LocalFiles(ctx, tbl, opts.CacheDir, files)
 	if err != nil {
@@ -182,6 +187,19 @@ type scanBuilder struct {
 	readSchema string
 	thresholds map[string]int64
 	local      map[string]string // file URI -> local path DuckDB reads
+	fsys       iceio.IO          // reads deletion vectors
+	cacheDir   string
+}
+
+// dvFiles lists the Puffin files of the tasks' deletion vectors.
+func dvFiles(tasks []table.FileScanTask) []string {
+	var out []string
+	for _, t := range tasks {
+		for _, d := range t.DeletionVectorFiles {
+			out = append(out, d.FilePath())
+		}
+	}
+	return out
 }
 
 // scanFiles lists the files a scan of tasks reads: the data files, their
@@ -220,10 +238,15 @@ type eqSet struct {
 
 func (b *scanBuilder) build(tasks []table.FileScanTask) (string, error) {
 	posFiles := map[string]bool{}
+	dvs := map[string]ice.DataFile{} // data file -> its DV
 	eqSets := map[string]*eqSet{}
 	for _, t := range tasks {
-		if len(t.DeletionVectorFiles) > 0 {
-			return "", fmt.Errorf("%w: deletion vectors (data file %s)", ErrUnsupported, t.File.FilePath())
+		switch len(t.DeletionVectorFiles) {
+		case 0:
+		case 1:
+			dvs[t.File.FilePath()] = t.DeletionVectorFiles[0]
+		default:
+			return "", fmt.Errorf("%w: data file %s has %d deletion vectors (the spec allows one)", ErrInvalid, t.File.FilePath(), len(t.DeletionVectorFiles))
 		}
 		for _, d := range t.DeleteFiles {
 			posFiles[d.FilePath()] = true
@@ -245,7 +268,7 @@ func (b *scanBuilder) build(tasks []table.FileScanTask) (string, error) {
 			}
 		}
 	}
-	withPos, withEq := len(posFiles) > 0, len(eqSets) > 0
+	withPos, withEq := len(posFiles) > 0 || len(dvs) > 0, len(eqSets) > 0
 	if !withPos && !withEq {
 		paths, err := b.localPaths(tasks)
 		if err != nil {
@@ -259,7 +282,7 @@ func (b *scanBuilder) build(tasks []table.FileScanTask) (string, error) {
 	}
 	q := "SELECT * FROM (" + data + ") AS d"
 	if withPos {
-		pos, err := b.posRelation(posFiles, tasks)
+		pos, err := b.posRelation(posFiles, dvs, tasks)
 		if err != nil {
 			return "", err
 		}
@@ -344,11 +367,48 @@ func (b *scanBuilder) dataRelation(tasks []table.FileScanTask, withPos, withEq b
 	return strings.Join(parts, " UNION ALL "), nil
 }
 
-// posRelation reads position-delete files as (local path of the data
+// posRelation reads position-delete files and deletion vectors as
+// (local path of the data file, row number).
+func (b *scanBuilder) posRelation(files map[string]bool, dvs map[string]ice.DataFile, tasks []table.FileScanTask) (string, error) {
+	dvRel, err := b.dvRelation(dvs)
+	if err != nil || len(files) == 0 {
+		return dvRel, err
+	}
+	rel, err := b.posFileRelation(files, tasks)
+	if err != nil || dvRel == "" {
+		return rel, err
+	}
+	return rel + " UNION ALL " + dvRel, nil
+}
+
+// dvRelation reads deletion vectors as (local path of the data file, row
+// number), "" when there are none.
+func (b *scanBuilder) dvRelation(dvs map[string]ice.DataFile) (string, error) {
+	uris := make([]string, 0, len(dvs))
+	for u := range dvs {
+		uris = append(uris, u)
+	}
+	sort.Strings(uris)
+	parts := make([]string, 0, len(uris))
+	for _, u := range uris {
+		lp, err := b.path(u)
+		if err != nil {
+			return "", err
+		}
+		pf, err := dvPositionsFile(b.fsys, b.cacheDir, dvs[u])
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, fmt.Sprintf("SELECT %s AS f, pos FROM read_parquet(%s)", sqlquote.String(lp), sqlquote.String(pf)))
+	}
+	return strings.Join(parts, " UNION ALL "), nil
+}
+
+// posFileRelation reads position-delete files as (local path of the data
 // file, row number). The files name data files by their URIs; those of
 // local files become their paths by dropping the scheme, those of cached
 // copies are mapped to the copies.
-func (b *scanBuilder) posRelation(files map[string]bool, tasks []table.FileScanTask) (string, error) {
+func (b *scanBuilder) posFileRelation(files map[string]bool, tasks []table.FileScanTask) (string, error) {
 	paths := make([]string, 0, len(files))
 	for p := range files {
 		lp, err := b.path(p)

@@ -34,6 +34,8 @@ type StagedFile struct {
 	SchemaID      int    `json:"schema_id"`
 	FormatVersion int    `json:"format_version"`
 	Entry         []byte `json:"entry"`
+	// DVBase, on a deletion vector, is the DV it replaces (Change.DVBases).
+	DVBase *DVBase `json:"dv_base,omitempty"`
 }
 
 // Stage encodes a file written against meta's current schema.
