@@ -12,7 +12,7 @@ from .ledger import Ledger
 # The sections, in the order; each module has run(ledger).
 SECTIONS = ["ours", "ours_iceberg", "theirs", "theirs_iceberg", "concurrent", "maintenance", "ours_maintenance",
             "shared_catalog", "rest_catalog", "iceberg_v3",
-            "features_delta", "constraints_delta", "schema_iceberg"]
+            "features_delta", "constraints_delta", "schema_iceberg", "colmap"]
 
 
 def main(argv):

@@ -44,7 +44,7 @@ func (s *Snapshot) WriteFiles(ctx context.Context, q Querier, query string, opts
 		return nil, err
 	}
 	// Files for a table Commit would refuse are wasted work: refuse now.
-	if err := CheckWritable(s.Protocol, schema); err != nil {
+	if err := checkWritableConf(s.Protocol, schema, s.Metadata.Configuration); err != nil {
 		return nil, fmt.Errorf("write data files: %w", err)
 	}
 	layout, err := s.fileLayout(schema)

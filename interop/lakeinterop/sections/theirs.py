@@ -385,6 +385,11 @@ def spark_cdf(s, path):
     return "spark", "id"
 
 
+def column_mapping_rows(start):
+    """Rows of spark_column_mapping after its renames: lakesql writes them by physical name."""
+    return [(start, "lakesql", {"aa": start, "b": "w"}), (start + 1, None, None)]
+
+
 def simple_rows(start):
     return [(start, "lakesql"), (start + 1, None), (start + 2, "z")]
 
@@ -441,7 +446,7 @@ CASES = [
     ("spark_partitioned", spark_partitioned, partitioned_rows),
     ("spark_types", spark_types, nested_rows),
     ("spark_dv", spark_dv, simple_rows),
-    ("spark_column_mapping", spark_column_mapping, "columnMapping"),
+    ("spark_column_mapping", spark_column_mapping, lambda start: column_mapping_rows(start)),
     ("spark_check_constraint", spark_check_constraint, simple_rows),
     ("spark_cdf", spark_cdf, simple_rows),
     ("deltars_partitioned", deltars_partitioned, partitioned_rows),
