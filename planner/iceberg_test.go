@@ -361,7 +361,7 @@ func TestIcebergOptions(t *testing.T) {
 	s := te.session()
 	for q, code := range map[string]int{
 		"CREATE SINK x INTO ICEBERG 'db.x' (id INT) WITH (checkpoint_interval = 5)":        1210,
-		"CREATE SINK x INTO ICEBERG 'db.x' (id INT) WITH (format_version = 3)":             1210,
+		"CREATE SINK x INTO ICEBERG 'db.x' (id INT) WITH (format_version = 4)":             1210,
 		"CREATE SINK x INTO DELTA 'lake/x' (id INT) WITH (format_version = 2)":             1210,
 		"CREATE SINK x INTO DELTA 'lake/x' (id INT) WITH (catalog.type = 'rest')":          1210,
 		"CREATE SINK x INTO ICEBERG 'db.x' (id INT) WITH (catalog.warehouse = '../out')":   1210,

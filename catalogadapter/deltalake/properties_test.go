@@ -119,7 +119,6 @@ func TestSetPropertiesRefusals(t *testing.T) {
 		{"id to name", mapped, map[string]string{delta.ColumnMappingModeKey: "name"}, nil, catalogadapter.ErrSchemaChange, "from id to name"},
 		{"bad mode", plain, map[string]string{delta.ColumnMappingModeKey: "physical"}, nil, catalogadapter.ErrInvalid, "none, name or id"},
 		{"max id by hand", mapped, map[string]string{delta.ColumnMappingMaxIDKey: "100"}, nil, catalogadapter.ErrInvalid, "maxColumnId is not set by hand"},
-		{"deletion vectors", plain, map[string]string{"delta.enableDeletionVectors": "true"}, nil, catalogadapter.ErrUnsupported, "deletionVectors"},
 		{"feature by property", plain, map[string]string{"delta.feature.rowTracking": "supported"}, nil, catalogadapter.ErrUnsupported, "delta.feature.rowTracking"},
 		{"constraint by property", plain, map[string]string{"delta.constraints.pos": "id > 0"}, nil, catalogadapter.ErrInvalid, "ADD CONSTRAINT"},
 		{"bad interval", plain, map[string]string{"delta.checkpointInterval": "0"}, nil, catalogadapter.ErrInvalid, "positive integer"},

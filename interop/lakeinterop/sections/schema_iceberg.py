@@ -151,15 +151,25 @@ def _pyiceberg_evolves(ledger, srv, cat):
     m.add("tag", "string")
     m.find("qty").update(type="bigint")
     m.find("price").update(type="double", name="cost")
+    _reattach(srv, name)
     srv.exec("INSERT INTO `%s` (id, qty, cost, tag) VALUES (2, 6000000000, 2.5, 't2')" % name)
     m.insert(id=2, qty=6000000000, cost=2.5, tag="t2")
     _read_all(ledger, srv, cat, name, m, "lakesql's insert after pyiceberg's ADD, widening and RENAME")
     with cat.load_table("%s.%s" % (NS, name)).update_schema() as u:
         u.delete_column("tag")
     m.drop("tag")
+    _reattach(srv, name)
     srv.exec("INSERT INTO `%s` (id, qty, cost) VALUES (3, 3, 3.5)" % name)
     m.insert(id=3, qty=3, cost=3.5)
     _read_all(ledger, srv, cat, name, m, "lakesql's insert after pyiceberg's DROP")
+
+
+def _reattach(srv, name):
+    """A sink takes another engine's schema change when it opens (README,
+    Limitations): DROP SINK keeps the table, and CREATE SINK without
+    columns attaches it again under its current schema."""
+    srv.exec("DROP SINK `%s`" % name)
+    srv.exec("CREATE SINK `%s` INTO ICEBERG '%s.%s'" % (name, NS, name))
 
 
 def _read_all(ledger, srv, cat, name, m, what):
@@ -187,7 +197,13 @@ def _read_all(ledger, srv, cat, name, m, what):
             ledger.rows(name, "pyiceberg", want, rows, what=what)
     with ledger.guard(name, "spark"):
         sparkmod.drop_catalogs()  # lakesql committed since Spark's last read
-        df = sparkmod.session().sql("SELECT %s FROM %s.%s.%s" % (cols, CAT, NS, name))
+        # Iceberg 1.10's vectorized Parquet reader fails on an int column
+        # promoted to long when a file annotates it INT(32, true), as
+        # DuckDB's do (apache/iceberg#16341, fixed after 1.10.1): read
+        # row by row, which promotes as the spec says.
+        sess = sparkmod.session()
+        sess.conf.set("spark.sql.iceberg.vectorization.enabled", "false")
+        df = sess.sql("SELECT %s FROM %s.%s.%s" % (cols, CAT, NS, name))
         got = {f.name: f.dataType.simpleString() for f in df.schema.fields}
         d = compare.diff_types(m.types(), got)
         ledger.check(name, "spark", d is None, "%s: types %s" % (what, d or "as the model"))
