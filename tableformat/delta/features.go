@@ -93,10 +93,9 @@ func checkReadable(p Protocol, m Metadata) error {
 // CheckWritable refuses to write a table whose protocol we cannot honour.
 // schema is the table's schema: at writer versions 2 to 6 column invariants
 // are always on, and an invariant on a nested field, which we do not
-// evaluate, makes the table read-only for us.
-//
-// Without the table's configuration, a legacy writer version that implies
-// check constraints (3 to 6) is refused: see checkWritableConf.
+// evaluate, makes the table read-only for us. A legacy writer version (3
+// to 6) is written when each feature it implies is honoured or unused
+// (legacyWritable).
 func CheckWritable(p Protocol, schema *StructType) error {
 	return checkWritableConf(p, schema, nil)
 }

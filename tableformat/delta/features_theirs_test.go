@@ -163,20 +163,22 @@ func TestWriteDeletionVectorTable(t *testing.T) {
 	}
 }
 
-// TestLegacyWriterVersionNamesFeatures: a refusal of writer versions 5 and 6
-// names the features the version implies (column mapping with writer 5 is
-// Spark's documented way); versions 3 and 4 (Spark's ADD CONSTRAINT and
-// generated columns) are written, their rules evaluated by the sink.
+// TestLegacyWriterVersionNamesFeatures: legacy writer versions 3 to 6 are
+// written when each feature they imply is honoured or unused (Spark's ADD
+// CONSTRAINT, generated columns and column mapping are honoured); a
+// version 6 table with an identity column is refused, naming the features
+// the version implies and the column.
 func TestLegacyWriterVersionNamesFeatures(t *testing.T) {
-	for _, v := range []int{3, 4} {
-		if err := CheckWritable(Protocol{MinReaderVersion: 1, MinWriterVersion: v}, nil); err != nil {
+	for _, v := range []int{3, 4, 5, 6} {
+		if err := CheckWritable(Protocol{MinReaderVersion: 2, MinWriterVersion: v}, nil); err != nil {
 			t.Errorf("writer %d: %v", v, err)
 		}
 	}
-	for v, want := range map[int]string{5: "generatedColumns, columnMapping)", 6: "columnMapping, identityColumns)"} {
-		err := CheckWritable(Protocol{MinReaderVersion: 2, MinWriterVersion: v}, nil)
-		if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), want) {
-			t.Errorf("writer %d: want ErrUnsupportedFeature naming %q, got %v", v, want, err)
-		}
+	ident := &StructType{Fields: []*StructField{{Name: "i", Type: TypeLong, Nullable: true,
+		Metadata: map[string]any{"delta.identity.start": 1}}}}
+	err := CheckWritable(Protocol{MinReaderVersion: 2, MinWriterVersion: 6}, ident)
+	if !errors.Is(err, ErrUnsupportedFeature) || !strings.Contains(err.Error(), "columnMapping, identityColumns)") ||
+		!strings.Contains(err.Error(), "column i is an identity column") {
+		t.Errorf("writer 6 with an identity column: want ErrUnsupportedFeature naming the features and the column, got %v", err)
 	}
 }
