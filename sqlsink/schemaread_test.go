@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/catalogadapter/providertest"
 	"github.com/lakesql/lakesql/internal/icebergtest"
@@ -108,29 +106,8 @@ func independentTable(t testing.TB, l lake, root string, id catalogadapter.Table
 		return nil, nil, err
 	}
 	defer at.Release()
-	var cols []string
-	for _, f := range at.Schema().Fields() {
-		cols = append(cols, f.Name)
-	}
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	out := []string{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			parts := make([]string, rec.NumCols())
-			for j, c := range rec.Columns() {
-				if c.IsNull(i) {
-					parts[j] = "NULL"
-				} else {
-					parts[j] = c.ValueStr(i)
-				}
-			}
-			out = append(out, strings.Join(parts, "|"))
-		}
-	}
-	sort.Strings(out)
-	return cols, out, nil
+	cols, rows := icebergtest.ArrowRows(at)
+	return cols, rows, nil
 }
 
 // specColumns spells a table's columns as name:type, in order.

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lakesql/lakesql/catalogadapter"
@@ -122,25 +121,10 @@ func iceTable(t testing.TB, dir string, id catalogadapter.TableIdent) []string {
 		t.Fatal(err)
 	}
 	defer at.Release()
-	tr := array.NewTableReader(at, 4096)
-	defer tr.Release()
-	var out []string
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			parts := make([]string, rec.NumCols())
-			for j, c := range rec.Columns() {
-				if c.IsNull(i) {
-					parts[j] = "NULL"
-				} else {
-					parts[j] = c.ValueStr(i)
-				}
-			}
-			out = append(out, strings.Join(parts, "|"))
-		}
+	if _, rows := icebergtest.ArrowRows(at); len(rows) > 0 {
+		return rows
 	}
-	sort.Strings(out)
-	return out
+	return nil
 }
 
 func alter(t testing.TB, p *Provider, id catalogadapter.TableIdent, changes ...catalogadapter.SchemaChange) catalogadapter.TableSpec {

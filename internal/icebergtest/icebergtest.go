@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	ice "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -274,4 +275,31 @@ func REST(t testing.TB, id catalogadapter.TableIdent) Lake {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// ArrowRows reads every column of an Arrow table: the column names, and
+// each row as its values joined by '|' (NULL for a null), sorted.
+func ArrowRows(at arrow.Table) (cols, rows []string) {
+	for _, f := range at.Schema().Fields() {
+		cols = append(cols, f.Name)
+	}
+	tr := array.NewTableReader(at, 4096)
+	defer tr.Release()
+	rows = []string{}
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			parts := make([]string, rec.NumCols())
+			for j, c := range rec.Columns() {
+				if c.IsNull(i) {
+					parts[j] = "NULL"
+				} else {
+					parts[j] = c.ValueStr(i)
+				}
+			}
+			rows = append(rows, strings.Join(parts, "|"))
+		}
+	}
+	sort.Strings(rows)
+	return cols, rows
 }
