@@ -18,19 +18,6 @@ import (
 // header (column names, in order) and the rows as "v1|v2|..." strings,
 // sorted, NULL spelled NULL, so that every reader's answer compares.
 
-// cellString spells one value as every reader does.
-func cellString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case []byte:
-		return string(x)
-	case float32:
-		return fmt.Sprint(float64(x))
-	}
-	return fmt.Sprint(v)
-}
-
 // queryTable runs q on db and returns its column names and sorted rows.
 func queryTable(ctx context.Context, db *sql.DB, q string) ([]string, []string, error) {
 	rs, err := db.QueryContext(ctx, q)
@@ -54,7 +41,7 @@ func queryTable(ctx context.Context, db *sql.DB, q string) ([]string, []string, 
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
-			parts[i] = cellString(v)
+			parts[i] = icebergtest.Cell(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
 	}

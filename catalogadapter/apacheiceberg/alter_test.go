@@ -56,19 +56,6 @@ func upsertQuery(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableI
 	}
 }
 
-// cell spells a value the same whichever reader produced it.
-func cell(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "NULL"
-	case []byte:
-		return string(x)
-	case float32:
-		return fmt.Sprint(float64(x))
-	}
-	return fmt.Sprint(v)
-}
-
 // duckTable reads every column of id through our DuckDB scan: the header
 // (name:type) and the rows, sorted.
 func duckTable(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableIdent) []string {
@@ -99,7 +86,7 @@ func duckTable(t testing.TB, p *Provider, db *sql.DB, id catalogadapter.TableIde
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
-			parts[i] = cell(v)
+			parts[i] = icebergtest.Cell(v)
 		}
 		out = append(out, strings.Join(parts, "|"))
 	}

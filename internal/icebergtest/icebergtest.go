@@ -303,3 +303,17 @@ func ArrowRows(at arrow.Table) (cols, rows []string) {
 	sort.Strings(rows)
 	return cols, rows
 }
+
+// Cell spells a value read back the same whichever reader produced it:
+// NULL for nil, bytes as text, a float32 by the float64 it widens to.
+func Cell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case []byte:
+		return string(x)
+	case float32:
+		return fmt.Sprint(float64(x))
+	}
+	return fmt.Sprint(v)
+}
