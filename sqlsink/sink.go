@@ -356,12 +356,16 @@ func (s *Sink) stageBuffer(ctx context.Context, e int64) error {
 	if s.buf.rows == 0 {
 		return nil
 	}
-	src, done, err := s.buf.source(ctx)
-	if err != nil {
-		return err
+	r, small, err := s.stageSmall(ctx)
+	if !small {
+		var src catalogadapter.Source
+		var done func()
+		if src, done, err = s.buf.source(ctx); err != nil {
+			return err
+		}
+		r, err = s.stage(ctx, src)
+		done()
 	}
-	r, err := s.stage(ctx, src)
-	done()
 	if err != nil {
 		return err
 	}

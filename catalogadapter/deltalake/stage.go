@@ -46,6 +46,9 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 	if rec.NumRows() == 0 {
 		return p.receipt(t, snap, nil), nil
 	}
+	if r, ok, err := p.writeRecord(ctx, id.Name, t, snap, schema, rec, src); ok {
+		return r, err
+	}
 	conn, err := p.db.Conn(ctx)
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: DuckDB connection: %w", id.Name, err)

@@ -215,6 +215,12 @@ func fileStats(schema *StructType, parts map[string]bool, numRecords int64, colS
 			}
 		}
 	}
+	return statsJSON(numRecords, minV, maxV, nulls)
+}
+
+// statsJSON is the stats JSON of one file: numRecords and the per-leaf
+// bounds and null counts, nested like the schema.
+func statsJSON(numRecords int64, minV, maxV, nulls map[string]any) (string, error) {
 	b, err := json.Marshal(struct {
 		NumRecords int64          `json:"numRecords"`
 		MinValues  map[string]any `json:"minValues"`
