@@ -171,6 +171,7 @@ func openLocked(ctx context.Context, opts Options) (*Engine, error) {
 	e.gms.ProcessList = maskedProcessList{e.gms.ProcessList}
 	e.gms.Analyzer.ExecBuilder = newStrictBuilder()
 	interruptibleAnalysis(e.gms.Analyzer)
+	exactAggregatesAnalysis(e.gms.Analyzer)
 	e.gms.Parser = &gmsParser{engine: e, mysql: gms.NewMysqlParser()}
 	if err := e.nullUnknownTableRows(); err != nil {
 		return nil, err

@@ -24,6 +24,9 @@ func (p *provider) Function(_ *gms.Context, name string) (gms.Function, bool) {
 			return &fileGated{loadFile: newLoadFile(name).(*loadFile), engine: p.engine}
 		}}, true
 	}
+	if n := strings.ToLower(name); n == "sum" || n == "avg" {
+		return exactFunction(n), true
+	}
 	return packetBoundedFunction(name)
 }
 

@@ -12,7 +12,7 @@ package planner
 // the same meaning in MySQL and in DuckDB is rendered as DuckDB SQL over the
 // sink's last committed version (ScanSQL), so that projection, filtering,
 // grouping, counting and sorting run inside DuckDB over the Parquet files.
-// Anything else (joins, arithmetic, SUM/AVG, functions, subqueries, ...)
+// Anything else (joins, arithmetic, AVG of exact values, functions, subqueries, ...)
 // goes to go-mysql-server, which reads the sink through the same scan,
 // row by row: slower, never different.
 //
@@ -24,7 +24,7 @@ package planner
 //	  [ORDER BY expr [ASC|DESC], ...] [LIMIT n [OFFSET m]]
 //
 // select_expr: *, a column, COUNT(*), COUNT([DISTINCT] col), MIN(col),
-// MAX(col), SUM([DISTINCT] col) of integers, FLOAT and DOUBLE,
+// MAX(col), SUM([DISTINCT] col) of integers, DECIMAL, FLOAT and DOUBLE,
 // AVG([DISTINCT] col) of FLOAT and DOUBLE, each with an optional alias. cond: comparisons (=, <>, !=, <,
 // <=, >, >=) of columns and literals, AND, OR, NOT, IS [NOT] NULL,
 // [NOT] BETWEEN, [NOT] IN (literals). ORDER BY keeps MySQL's NULL order
@@ -33,6 +33,7 @@ package planner
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -290,7 +291,10 @@ func (e *Engine) runDuck(ctx context.Context, gctx *gms.Context, p *duckPlan) (*
 			if v == nil {
 				continue
 			}
-			if d, ok := v.(duckdb.Decimal); ok {
+			switch d := v.(type) {
+			case duckdb.Decimal:
+				v = d.String()
+			case *big.Int: // HUGEINT: SUM of integers
 				v = d.String()
 			}
 			if b, ok := v.(bool); ok {

@@ -110,16 +110,17 @@ func (r *duckRenderer) selectExpr(e ast.Expr) (string, gms.Type, error) {
 
 // sum renders SUM and AVG where DuckDB gives what go-mysql-server gives
 // (the two routes must never differ): a DOUBLE for SUM and AVG of a FLOAT
-// or DOUBLE, and for SUM of an integer (MySQL itself gives a DECIMAL
-// there; go-mysql-server a DOUBLE). SUM of a DECIMAL and AVG of an integer
-// or DECIMAL are left to go-mysql-server.
+// or DOUBLE, and MySQL's exact DECIMAL for SUM of an integer or DECIMAL
+// (exactsum.go; DuckDB's HUGEINT or DECIMAL(38,s), and a sum beyond them
+// fails in DuckDB, so go-mysql-server answers). AVG of an integer or
+// DECIMAL, a DOUBLE in DuckDB, is left to go-mysql-server.
 func (r *duckRenderer) sum(name, distinct, col string, t gms.Type) (string, gms.Type, error) {
 	call := name + "(" + distinct + col + ")"
-	switch {
-	case types.IsFloat(t):
+	if types.IsFloat(t) {
 		return call, types.Float64, nil
-	case name == "sum" && types.IsInteger(t):
-		return "CAST(" + call + " AS DOUBLE)", types.Float64, nil
+	}
+	if dt, ok := exactResult(t, false); ok && name == "sum" {
+		return call, dt, nil
 	}
 	return "", nil, noRoute("%s of %s", name, t)
 }
