@@ -46,6 +46,7 @@ func TestSelectRouteMatchesGMS(t *testing.T) {
 		"SELECT region, sum(f), avg(f), avg(DISTINCT f) FROM t GROUP BY region ORDER BY region",
 		"SELECT sum(DISTINCT n) AS s FROM t WHERE id > 1",
 		"SELECT sum(n) FROM t WHERE id > 100",
+		"SELECT sum(amount) FROM t", // an exact DECIMAL on both routes
 	}
 	for _, q := range queries {
 		before := s.routed.Load()
@@ -69,7 +70,6 @@ func TestSelectRouteMatchesGMS(t *testing.T) {
 	for _, q := range []string{
 		"SELECT id + 1 FROM t ORDER BY id",
 		"SELECT avg(n) FROM t", // MySQL gives a DECIMAL with four more decimals
-		"SELECT sum(amount) FROM t",
 		"SELECT a.id FROM t a JOIN t b ON a.id = b.n",
 		"SELECT upper(region) FROM t WHERE id = 1",
 		"SELECT id FROM t WHERE region LIKE 'e%' ORDER BY id",
