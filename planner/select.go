@@ -24,7 +24,7 @@ package planner
 //	  [ORDER BY expr [ASC|DESC], ...] [LIMIT n [OFFSET m]]
 //
 // select_expr: *, a column, COUNT(*), COUNT([DISTINCT] col), MIN(col),
-// MAX(col), SUM([DISTINCT] col) of integers, DECIMAL, FLOAT and DOUBLE,
+// MAX(col), SUM([DISTINCT] col) of integers, DECIMAL(p ≤ 18), FLOAT and DOUBLE,
 // AVG([DISTINCT] col) of FLOAT and DOUBLE, each with an optional alias. cond: comparisons (=, <>, !=, <,
 // <=, >, >=) of columns and literals, AND, OR, NOT, IS [NOT] NULL,
 // [NOT] BETWEEN, [NOT] IN (literals). ORDER BY keeps MySQL's NULL order

@@ -111,18 +111,25 @@ func (r *duckRenderer) selectExpr(e ast.Expr) (string, gms.Type, error) {
 // sum renders SUM and AVG where DuckDB gives what go-mysql-server gives
 // (the two routes must never differ): a DOUBLE for SUM and AVG of a FLOAT
 // or DOUBLE, and MySQL's exact DECIMAL for SUM of an integer or DECIMAL
-// (exactsum.go; DuckDB's HUGEINT or DECIMAL(38,s), and a sum beyond them
-// fails in DuckDB, so go-mysql-server answers). AVG of an integer or
+// (exactsum.go; DuckDB's HUGEINT or DECIMAL(38,s)). AVG of an integer or
 // DECIMAL, a DOUBLE in DuckDB, is left to go-mysql-server.
 func (r *duckRenderer) sum(name, distinct, col string, t gms.Type) (string, gms.Type, error) {
 	call := name + "(" + distinct + col + ")"
 	if types.IsFloat(t) {
 		return call, types.Float64, nil
 	}
-	if dt, ok := exactResult(t, false); ok && name == "sum" {
+	if dt, ok := exactResult(t, false); ok && name == "sum" && !duckMayOverflow(t) {
 		return call, dt, nil
 	}
 	return "", nil, noRoute("%s of %s", name, t)
+}
+
+// duckMayOverflow says DuckDB's SUM of t may overflow its 128 bits: a DECIMAL
+// of more than 18 digits (a SUM of BIGINTs or narrower DECIMALs would need
+// 2^64 rows).
+func duckMayOverflow(t gms.Type) bool {
+	dt, ok := t.(gms.DecimalType)
+	return ok && dt.Precision() > 18
 }
 
 // cond renders a condition.
