@@ -50,6 +50,7 @@ type autoCompactor struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	runs    atomic.Int64 // runs finished, whatever their outcome
+	db      *compactDB   // opened by the first run, closed when the worker ends
 }
 
 // startAutoCompact starts the worker when the provider can compact and
@@ -101,6 +102,11 @@ func (a *autoCompactor) stop() {
 
 func (a *autoCompactor) loop(ctx context.Context) {
 	defer close(a.done)
+	defer func() {
+		if a.db != nil {
+			a.db.Close()
+		}
+	}()
 	a.seed(ctx)
 	for {
 		// A pending signal goes before a settle request, so a settle
@@ -203,11 +209,16 @@ func (a *autoCompactor) compact(ctx context.Context) (catalogadapter.CompactOutc
 		return catalogadapter.CompactOutcome{}, err
 	}
 	defer unlock()
-	conn, cleanup, err := openCompactDB(ctx, a.s.cfg)
+	if a.db == nil {
+		if a.db, err = newCompactDB(a.s.cfg); err != nil {
+			return catalogadapter.CompactOutcome{}, err
+		}
+	}
+	conn, err := a.db.conn(ctx, a.s.cfg)
 	if err != nil {
 		return catalogadapter.CompactOutcome{}, err
 	}
-	defer cleanup()
+	defer conn.Close()
 	return a.c.Compact(ctx, a.s.cfg.Table, conn, catalogadapter.CompactOptions{
 		TargetFileSize: a.s.cfg.TargetFileSize,
 		MinFiles:       a.minFiles,
@@ -218,33 +229,41 @@ func (a *autoCompactor) compact(ctx context.Context) (catalogadapter.CompactOutc
 	})
 }
 
-// openCompactDB opens the DuckDB a run compacts with, configured as the
-// sink's buffer is (memory limit, threads, UTC), spilling to a folder of
-// its own that cleanup removes.
-func openCompactDB(ctx context.Context, cfg Config) (*sql.Conn, func(), error) {
+// compactDB is the DuckDB compactions run in, with its spill folder. A
+// worker keeps one for its life: opening a DuckDB costs more CPU than a
+// small compaction (a third of the sink's CPU in commit-latency when
+// opened per run).
+type compactDB struct {
+	db      *sql.DB
+	tempDir string
+}
+
+// newCompactDB opens a DuckDB spilling to a folder of its own under
+// cfg.TempDir, which Close removes.
+func newCompactDB(cfg Config) (*compactDB, error) {
 	tempDir, err := os.MkdirTemp(cfg.TempDir, "lakesql-compact-")
 	if err != nil {
-		return nil, nil, fmt.Errorf("compaction temp dir: %w", err)
+		return nil, fmt.Errorf("compaction temp dir: %w", err)
 	}
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		os.RemoveAll(tempDir)
-		return nil, nil, fmt.Errorf("open DuckDB for compaction: %w", err)
+		return nil, fmt.Errorf("open DuckDB for compaction: %w", err)
 	}
-	conn, err := db.Conn(ctx)
+	return &compactDB{db: db, tempDir: tempDir}, nil
+}
+
+// conn gives a connection configured as the sink's buffer is (memory
+// limit, threads, UTC), set anew each time since ALTER SINK may have
+// changed them.
+func (c *compactDB) conn(ctx context.Context, cfg Config) (*sql.Conn, error) {
+	conn, err := c.db.Conn(ctx)
 	if err != nil {
-		db.Close()
-		os.RemoveAll(tempDir)
-		return nil, nil, fmt.Errorf("DuckDB connection for compaction: %w", err)
-	}
-	cleanup := func() {
-		conn.Close()
-		db.Close()
-		os.RemoveAll(tempDir)
+		return nil, fmt.Errorf("DuckDB connection for compaction: %w", err)
 	}
 	settings := []string{
 		"SET memory_limit = " + sqlquote.String(cfg.MemoryLimit),
-		"SET temp_directory = " + sqlquote.String(filepath.Clean(tempDir)),
+		"SET temp_directory = " + sqlquote.String(filepath.Clean(c.tempDir)),
 		"SET preserve_insertion_order = false",
 		"SET TimeZone = 'UTC'",
 	}
@@ -253,9 +272,30 @@ func openCompactDB(ctx context.Context, cfg Config) (*sql.Conn, func(), error) {
 	}
 	for _, q := range settings {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
-			cleanup()
-			return nil, nil, fmt.Errorf("configure DuckDB for compaction (%s): %w", q, err)
+			conn.Close()
+			return nil, fmt.Errorf("configure DuckDB for compaction (%s): %w", q, err)
 		}
 	}
-	return conn, cleanup, nil
+	return conn, nil
+}
+
+// Close closes the DuckDB and removes its spill folder.
+func (c *compactDB) Close() error {
+	err := c.db.Close()
+	return errors.Join(err, os.RemoveAll(c.tempDir))
+}
+
+// openCompactDB opens a DuckDB for one compaction (OPTIMIZE in tests):
+// the connection, and the cleanup that closes both.
+func openCompactDB(ctx context.Context, cfg Config) (*sql.Conn, func(), error) {
+	c, err := newCompactDB(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := c.conn(ctx, cfg)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return conn, func() { conn.Close(); c.Close() }, nil
 }
