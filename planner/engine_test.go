@@ -583,7 +583,7 @@ func TestLeakedEpochIsDropped(t *testing.T) {
 	gctx.SetTransaction(tx)
 	// The failed statement's rows, already in the epoch; then the error
 	// left the transaction open.
-	if err := s.write(gctx, h, []gms.Row{{int64(99), 9.0, "xx"}}); err != nil {
+	if err := s.write(gctx, h, nil, []gms.Row{{int64(99), 9.0, "xx"}}); err != nil {
 		t.Fatal(err)
 	}
 	te.exec(s, "INSERT INTO orders VALUES (1, 1.0, 'eu')")

@@ -53,11 +53,27 @@ func (d *database) GetTableInsensitive(ctx *gms.Context, name string) (gms.Table
 	if err != nil {
 		return newUnreadableTable(h, err), true, nil
 	}
-	if sess, ok := ctx.Session.(*Session); ok && sess.opColumnShown(ctx) {
-		sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
-			Source: h.rec.Name, DatabaseSource: DatabaseName})
+	t := &table{h: h, sink: s, values: values}
+	if sess, ok := ctx.Session.(*Session); ok {
+		if t.extra, err = sess.newColumns(ctx, h, s); err != nil {
+			return nil, false, sess.fail(err)
+		}
+		if len(t.extra) > 0 {
+			sch = sch.Copy()
+			for _, f := range t.extra {
+				ct, err := gmsType(f.Type)
+				if err != nil {
+					return nil, false, sess.fail(fmt.Errorf("sink %s: column %s: %w", h.rec.Name, f.Name, err))
+				}
+				sch = append(sch, &gms.Column{Name: f.Name, Type: ct, Nullable: true, Source: h.rec.Name, DatabaseSource: DatabaseName})
+			}
+		}
+		if sess.opColumnShown(ctx) {
+			sch = append(sch.Copy(), &gms.Column{Name: sqlsink.OpColumn, Type: types.LongText, Nullable: true,
+				Source: h.rec.Name, DatabaseSource: DatabaseName})
+		}
 	}
-	t := &table{h: h, sink: s, schema: sch, values: values}
+	t.schema = sch
 	if len(s.Config().Key) > 0 {
 		return &keyedTable{t}, true, nil
 	}

@@ -23,6 +23,9 @@ type table struct {
 	sink   *sqlsink.Sink
 	schema gms.Schema
 	values []valueRule // by column of the sink's schema
+	// extra are the columns after the table's that the session sees:
+	// schema evolution's new ones (insertevolve.go), NULL when read.
+	extra []arrow.Field
 	// at is the scan of an AS OF version (asof.go); "" reads the last
 	// committed version.
 	at string
@@ -80,11 +83,14 @@ func (t *table) scan(ctx *gms.Context) (gms.RowIter, error) {
 		return nil, fmt.Errorf("sink %s: %w", t.h.rec.Name, err)
 	}
 	cols := make([]string, len(t.schema))
+	fields := t.sink.Schema().Fields()
 	for i, c := range t.schema {
 		q := sqlquote.Ident(c.Name)
-		if i >= len(t.sink.Schema().Fields()) {
+		if i >= len(fields)+len(t.extra) {
 			q = "'I'" // the _op column of a changelog INSERT ... SELECT
-		} else if _, isDec := t.sink.Schema().Field(i).Type.(*arrow.Decimal128Type); isDec {
+		} else if i >= len(fields) {
+			q = "NULL" // a column the open epoch adds: no committed row has it
+		} else if _, isDec := fields[i].Type.(*arrow.Decimal128Type); isDec {
 			// Every digit, also of a scale go-mysql-server cannot hold.
 			q = "CAST(" + q + " AS VARCHAR)"
 		}

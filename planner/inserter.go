@@ -53,7 +53,7 @@ func (i *inserter) StatementComplete(ctx *gms.Context) error {
 	if !ok {
 		return fmt.Errorf("sink %s: not a lakesql session", i.t.h.rec.Name)
 	}
-	return s.write(ctx, i.t.h, rows)
+	return s.write(ctx, i.t.h, i.t.extra, rows)
 }
 
 func (i *inserter) Insert(ctx *gms.Context, row gms.Row) error {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -163,17 +164,21 @@ func appendValue(fb array.Builder, t arrow.DataType, v any) error {
 
 // write hands a successful statement's rows for one sink to the session's
 // transaction, opening the sink's epoch first if this is the transaction's
-// first write to it.
-func (s *Session) write(ctx *gms.Context, h *sinkHandle, rows []gms.Row) error {
-	return s.fail(s.writeRows(ctx, h, rows))
+// first write to it. The rows have the sink's columns, then extra (the
+// columns schema evolution adds), then perhaps _op.
+func (s *Session) write(ctx *gms.Context, h *sinkHandle, extra []arrow.Field, rows []gms.Row) error {
+	return s.fail(s.writeRows(ctx, h, extra, rows))
 }
 
-func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, rows []gms.Row) error {
+func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, extra []arrow.Field, rows []gms.Row) error {
 	sink, err := h.open(ctx)
 	if err != nil {
 		return err
 	}
 	schema := sink.Schema()
+	if len(extra) > 0 {
+		schema = arrow.NewSchema(append(slices.Clone(schema.Fields()), extra...), nil)
+	}
 	if len(rows) > 0 && len(rows[0]) == len(schema.Fields())+1 {
 		schema = withOpColumn(schema)
 	}

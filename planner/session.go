@@ -13,6 +13,7 @@ import (
 	gms "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 )
 
 // Session is one connection's state: its go-mysql-server session and its
@@ -29,6 +30,11 @@ type Session struct {
 	opShown struct {
 		query string
 		shown bool
+	}
+	// evolveParse is the last INSERT evolvingInsert parsed (guarded by mu).
+	evolveParse struct {
+		query string
+		ins   *ast.Insert
 	}
 	// routed counts the SELECTs that ran in DuckDB; noRoute sends every
 	// SELECT to go-mysql-server (for tests that compare the two).

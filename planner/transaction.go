@@ -277,9 +277,22 @@ func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 			continue
 		}
 		var res sqlsink.CommitResult
-		cerr := sink.PreCommit(ctx, e)
+		adds := evolvedColumns(sink.PendingColumns())
+		cerr := h.engine.markEvolving(h, adds)
+		if cerr == nil {
+			cerr = sink.PreCommit(ctx, e)
+		}
 		if cerr == nil {
 			res, cerr = sink.CommitEpoch(ctx, e)
+		}
+		if len(adds) > 0 {
+			if cerr == nil && !res.Skipped {
+				// The table has the columns: a failure to record them
+				// leaves them pending, taken at the next start.
+				_ = h.engine.adoptEvolved(ctx, h, adds)
+			} else {
+				h.engine.clearPending(h)
+			}
 		}
 		switch {
 		case cerr != nil:

@@ -171,6 +171,21 @@ func (s *Sink) evolved(ctx context.Context, landed bool) {
 	}
 }
 
+// PendingColumns returns the columns the open epoch's batches added
+// (Config.SchemaEvolution) that its commit will add to the table: the
+// buffer has them, Schema does not yet. Nil when no epoch adds any.
+func (s *Sink) PendingColumns() []arrow.Field {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []arrow.Field
+	for _, c := range s.evolving {
+		if c.Kind == catalogadapter.AddColumn {
+			out = append(out, arrow.Field{Name: c.Column, Type: c.Type, Nullable: true})
+		}
+	}
+	return out
+}
+
 func canEvolve(p catalogadapter.Provider) bool {
 	_, ok := p.(catalogadapter.SchemaEvolver)
 	return ok
