@@ -58,6 +58,11 @@ func (s *Session) newColumns(ctx *gms.Context, h *sinkHandle, sink *sqlsink.Sink
 			continue // a metadata column never evolves: go-mysql-server refuses it (1054)
 		}
 		known[strings.ToLower(name)] = true
+		if sink.Config().Mode == sqlsink.ModeUpsert && h.def != nil && h.def.Format == sinkddl.FormatIceberg {
+			// sqlsink's equality-delete upsert stages the table's columns only.
+			return nil, fmt.Errorf("%w: INSERT of column %s, which Iceberg upsert sink %s lacks (schema evolution by INSERT is built for Delta upsert sinks and append sinks); ALTER SINK %s ADD COLUMN %s <type> first",
+				ErrNotSupported, name, h.rec.Name, sqlquote.MySQLIdent(h.rec.Name), sqlquote.MySQLIdent(name))
+		}
 		t, err := inferColumn(ins, j)
 		if err != nil {
 			return nil, unknownColumn(h, name, err)

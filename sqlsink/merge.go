@@ -114,7 +114,7 @@ func (s *Sink) rewriteKeys(ctx context.Context, scanner catalogadapter.Scanner, 
 			on[i] = fmt.Sprintf("t.%s = c.%s", k, k)
 		}
 		parts = append(parts, fmt.Sprintf("SELECT %s FROM (%s) AS t ANTI JOIN collapsed AS c ON %s",
-			qualified("t", b), scan, strings.Join(on, " AND ")))
+			s.qualified("t"), scan, strings.Join(on, " AND ")))
 	}
 	parts = append(parts, fmt.Sprintf("SELECT %s FROM collapsed WHERE %s = %d", b.selectList(), opBufCol, OpUpsert))
 	// The union's column types are DuckDB's to resolve: the stager asks.
@@ -130,10 +130,22 @@ func (s *Sink) rewriteKeys(ctx context.Context, scanner catalogadapter.Scanner, 
 	return []catalogadapter.Receipt{r}, affected, version, nil
 }
 
-func qualified(alias string, b *buffer) string {
-	cols := make([]string, len(b.cols))
-	for i, c := range b.cols {
+// qualified lists the buffer's columns read from the table's files under
+// alias; a column the epoch adds (Config.SchemaEvolution) is in none of
+// them and reads NULL.
+func (s *Sink) qualified(alias string) string {
+	added := map[string]bool{}
+	for _, c := range s.evolving {
+		if c.Kind == catalogadapter.AddColumn {
+			added[c.Column] = true
+		}
+	}
+	cols := make([]string, len(s.buf.cols))
+	for i, c := range s.buf.cols {
 		cols[i] = alias + "." + sqlquote.Ident(c.name)
+		if added[c.name] {
+			cols[i] = "CAST(NULL AS " + c.duckType + ") AS " + sqlquote.Ident(c.name)
+		}
 	}
 	return strings.Join(cols, ", ")
 }
