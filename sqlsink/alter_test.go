@@ -233,3 +233,24 @@ func TestAlterSchemaUnsupportedBackend(t *testing.T) {
 		t.Fatalf("want ErrUnsupported, got %v", err)
 	}
 }
+
+// An upsert epoch that adds a column rewrites the files holding its keys:
+// their other rows read NULL in the new column (old files lack it), and
+// the new column lands in the epoch's version, in either delete mode.
+func TestAutoEvolutionInAnUpsert(t *testing.T) {
+	for _, mode := range []DeleteMode{DeleteModeCopyOnWrite, DeleteModeDeletionVectors} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newEnv(t)
+			cfg := dvConfig(e, "auto-up")
+			cfg.SchemaEvolution, cfg.DeleteMode = EvolveAddColumns, mode
+			s := e.open(cfg)
+			e.epoch(s, 1, batch(t, row{ID: 1, Amount: 1, Region: "eu"}, row{ID: 2, Amount: 2, Region: "eu"}))
+			if res := e.epoch(s, 2, noteBatch(t, 2, "new"), noteBatch(t, 3, "three")); res.Version != 2 {
+				t.Fatalf("the new column and its rows are one version: got %d", res.Version)
+			}
+			if diff := cmp.Diff([][2]string{{"1", "NULL"}, {"2", "new"}, {"3", "three"}}, e.notes()); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+}
