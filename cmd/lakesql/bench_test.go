@@ -32,7 +32,7 @@ var tinySizes = map[string]int{
 	"commit-latency": 5, "open-long-history": 30, "upsert": 20_000, "select-agg": 20_000,
 	"ingest-iceberg": 20_000, "memory": 100_000,
 	"small-files": 60, "optimize": 200, "storage": 5,
-	"upsert-dv": 20_000, "delete-dv": 20_000,
+	"upsert-dv": 20_000, "delete-dv": 20_000, "startup": 2,
 }
 
 // TestBenchSmoke runs every workload at a tiny size through the command's

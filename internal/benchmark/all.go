@@ -17,5 +17,6 @@ func All() []Workload {
 		SmallFiles(),
 		Optimize(),
 		Storage(),
+		Startup(),
 	}
 }
