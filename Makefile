@@ -12,8 +12,10 @@ build:
 
 test: vet unit reports fuzz
 
+# regexicu is a module of its own (go-icu-regex's stand-in), outside ./...
 vet:
 	$(GO) vet $(GOFLAGS_) ./...
+	cd regexicu && $(GO) vet ./...
 
 # versitygw, the S3 server tests run (internal/s3test), built from the module
 # proxy. A file target, so it is built once; delete it to change versions.
@@ -26,6 +28,7 @@ REPORTS := ^(TestGoldenTables|TestMemoryOneLargeEpoch|TestHostile)$$
 
 unit: bin/versitygw
 	$(GO) test $(GOFLAGS_) -count=1 -timeout 20m -skip '$(REPORTS)' ./...
+	cd regexicu && $(GO) test -count=1 ./...
 
 reports: bin/versitygw
 	@set -o pipefail; $(GO) test $(GOFLAGS_) -count=1 -timeout 10m -run '$(REPORTS)' -v ./tableformat/delta ./sqlsink ./cmd/lakesql \
