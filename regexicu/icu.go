@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"unicode/utf16"
 	"unsafe"
 )
@@ -37,6 +38,10 @@ var errClosed = errors.New("go-icu-regex: the Regex is closed")
 
 // icuRegex is the Regex over one URegularExpression.
 type icuRegex struct {
+	// mu keeps the C side memory-safe should two goroutines share a Regex
+	// (go-mysql-server caches one per expression): results would still
+	// interleave, but ICU never reads a text freed under it.
+	mu sync.Mutex
 	re *C.URegularExpression
 	// text is the C copy of the match text: ICU reads it in place, so it
 	// lives until the next SetMatchString or Close.
@@ -65,6 +70,8 @@ func utf16Ptr(s []uint16) *C.UChar {
 
 // SetRegexString implements Regex.
 func (r *icuRegex) SetRegexString(_ context.Context, regexStr string, flags RegexFlags) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.closed {
 		return errClosed
 	}
@@ -89,6 +96,8 @@ func (r *icuRegex) SetRegexString(_ context.Context, regexStr string, flags Rege
 
 // SetMatchString implements Regex.
 func (r *icuRegex) SetMatchString(_ context.Context, matchStr string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.re == nil {
 		return ErrRegexNotYetSet.New()
 	}
@@ -151,6 +160,8 @@ func (r *icuRegex) bounds(status *C.UErrorCode) (start, end int, err error) {
 
 // IndexOf implements Regex. A start past the text finds nothing.
 func (r *icuRegex) IndexOf(_ context.Context, start int, occurrence int, endIndex bool) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.ready(); err != nil {
 		return 0, err
 	}
@@ -171,6 +182,8 @@ func (r *icuRegex) IndexOf(_ context.Context, start int, occurrence int, endInde
 // Matches implements Regex. Unlike the others, a start past the text is
 // an error.
 func (r *icuRegex) Matches(_ context.Context, start int, occurrence int) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.ready(); err != nil {
 		return false, err
 	}
@@ -184,6 +197,8 @@ func (r *icuRegex) Matches(_ context.Context, start int, occurrence int) (bool, 
 
 // Substring implements Regex.
 func (r *icuRegex) Substring(_ context.Context, start int, occurrence int) (string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.ready(); err != nil {
 		return "", false, err
 	}
@@ -205,6 +220,8 @@ func (r *icuRegex) Substring(_ context.Context, start int, occurrence int) (stri
 // replaced module returned); go-mysql-server refuses positions past its
 // byte length first.
 func (r *icuRegex) Replace(_ context.Context, replacementStr string, position int, occurrence int) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := r.ready(); err != nil {
 		return "", err
 	}
@@ -267,7 +284,12 @@ func (r *icuRegex) StringBufferSize() uint32 { return r.bufferSize }
 
 // Close implements Regex.
 func (r *icuRegex) Close() error {
-	if r == nil || r.closed {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
 		return nil
 	}
 	r.closeRegex()

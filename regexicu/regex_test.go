@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -276,4 +277,38 @@ func TestLeakHandler(t *testing.T) {
 	if n := leaks.Load(); n != 1 {
 		t.Errorf("leak handler called %d times, want 1", n)
 	}
+}
+
+// TestConcurrent runs the table on several goroutines at once, each with a
+// Regex of its own (how go-mysql-server uses them), and hammers one shared
+// Regex from all of them: its calls must stay memory-safe and error-free
+// (run with -race; what a shared text yields interleaves by design).
+func TestConcurrent(t *testing.T) {
+	shared := CreateRegex(0)
+	defer shared.Close()
+	ctx := context.Background()
+	if err := shared.SetRegexString(ctx, "b+", RegexFlags_None); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			re := CreateRegex(0)
+			defer re.Close()
+			for _, c := range sameAsBefore {
+				if got := c.run(t, re); got != c.want {
+					t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+				}
+				if err := shared.SetMatchString(ctx, c.text); err != nil {
+					t.Errorf("shared SetMatchString: %v", err)
+				}
+				if _, err := shared.Replace(ctx, "x", 1, 0); err != nil {
+					t.Errorf("shared Replace: %v", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
