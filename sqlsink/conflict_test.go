@@ -590,6 +590,21 @@ func (p *hookProvider) StageSQL(ctx context.Context, id catalogadapter.TableIden
 	return r, err
 }
 
+// StageSmall runs the staging hooks too: a small epoch stages through it
+// rather than StageSQL.
+func (p *hookProvider) StageSmall(ctx context.Context, id catalogadapter.TableIdent, rec arrow.RecordBatch) (catalogadapter.Receipt, error) {
+	if p.beforeStage != nil {
+		if err := p.beforeStage(); err != nil {
+			return catalogadapter.Receipt{}, err
+		}
+	}
+	r, err := p.Provider.StageSmall(ctx, id, rec)
+	if p.afterStage != nil {
+		p.afterStage()
+	}
+	return r, err
+}
+
 // TestCommitConflictFailsClearly: a commit that cannot succeed returns an
 // error naming the epoch and the table, makes nothing visible, and leaves
 // the sink usable: the epoch rolls back, staged files go, and the epoch

@@ -84,6 +84,7 @@ func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	opts := benchmark.Options{Quick: quick, Runs: runs, Dir: dir, Log: stderr}
 	if exe, err := os.Executable(); err == nil {
 		opts.Child = func(ctx context.Context) *exec.Cmd { return exec.CommandContext(ctx, exe, "bench") }
+		opts.Executable = exe
 	}
 	return runBench(ctx, ws, opts, asJSON, cpuprofile, stdout, stderr)
 }

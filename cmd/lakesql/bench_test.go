@@ -58,6 +58,9 @@ func TestBenchSmoke(t *testing.T) {
 		Child: func(ctx context.Context) *exec.Cmd {
 			return exec.CommandContext(ctx, exe, "-test.run=^TestBenchChild$", "-test.count=1")
 		},
+		// Not the test binary: run without the child marker, it would run
+		// this test again.
+		Executable: buildLakesql(t),
 	}
 	var stdout, stderr bytes.Buffer
 	opts.Log = &stderr

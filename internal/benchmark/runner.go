@@ -33,6 +33,9 @@ type Options struct {
 	Dir string
 	// Child re-executes this program as a benchmark child (see Env.Child).
 	Child func(ctx context.Context) *exec.Cmd
+	// Executable is the lakesql binary, for workloads that exec it as a
+	// user would (see Env.Executable).
+	Executable string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -143,7 +146,7 @@ func runOne(ctx context.Context, w Workload, opts Options, log io.Writer) (r Res
 	fmt.Fprintf(log, "%s: setting up %s\n", w.Name, r.Size)
 	var sides Sides
 	pprof.Do(ctx, pprof.Labels("workload", w.Name), func(ctx context.Context) {
-		sides, err = w.Setup(ctx, Env{Dir: dir, Child: opts.Child, Log: log}, size.N)
+		sides, err = w.Setup(ctx, Env{Dir: dir, Child: opts.Child, Executable: opts.Executable, Log: log}, size.N)
 	})
 	if errors.Is(err, ErrUnavailable) {
 		r.Unavailable = err.Error()

@@ -35,10 +35,10 @@ func Startup() Workload {
 }
 
 func setupStartup(ctx context.Context, env Env, n int) (Sides, error) {
-	if env.Child == nil {
-		return nil, errors.New("startup needs the lakesql executable (Env.Child)")
+	exe := env.Executable
+	if exe == "" {
+		return nil, errors.New("startup needs the lakesql executable (Env.Executable)")
 	}
-	exe := env.Child(ctx).Path
 	trueExe, err := exec.LookPath("true")
 	if err != nil {
 		return nil, fmt.Errorf("startup reference: %w", err)

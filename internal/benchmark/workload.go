@@ -60,6 +60,10 @@ type Env struct {
 	// child process (see RunChild); nil when the program cannot, and then
 	// workloads that need one report themselves unavailable.
 	Child func(ctx context.Context) *exec.Cmd
+	// Executable is the lakesql binary; empty when there is none, and then
+	// workloads that exec it report themselves unavailable. It is not
+	// Child's program: under `go test` that is the test binary.
+	Executable string
 	// Log receives progress lines.
 	Log io.Writer
 }
