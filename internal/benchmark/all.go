@@ -8,6 +8,7 @@ func All() []Workload {
 		IngestWire(),
 		CommitLatency(),
 		OpenLongHistory(),
+		Open300k(),
 		Upsert(),
 		UpsertDV(),
 		DeleteDV(),
