@@ -199,9 +199,11 @@ func ParseActions(data []byte) ([]Action, error) {
 		if raw[0] != '{' {
 			return nil, corrupt("line %d: not a JSON object", line)
 		}
-		var a Action
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil, corrupt("line %d: %v", line, err)
+		a, ok := decodeFileAction(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &a); err != nil {
+				return nil, corrupt("line %d: %v", line, err)
+			}
 		}
 		if err := a.validate(); err != nil {
 			return nil, corrupt("line %d: %v", line, err)

@@ -3,6 +3,7 @@ package delta
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -431,7 +432,13 @@ func FuzzParseActions(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, s := range fileActionLines {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			checkFileActionDecode(t, bytes.TrimSpace(l))
+		}
 		actions, err := ParseActions(data)
 		if err != nil {
 			if !errors.Is(err, ErrCorruptLog) {
@@ -484,6 +491,64 @@ func TestFormatOptionsAlwaysWritten(t *testing.T) {
 		}
 		if !strings.Contains(string(data), `"format":{"provider":"parquet","options":{}}`) {
 			t.Errorf("options %v encoded as %s", opts, data)
+		}
+	}
+}
+
+// fileActionLines are add and remove lines for decodeFileAction: the
+// shapes writers produce, and the odd ones it must leave to encoding/json.
+var fileActionLines = []string{
+	`{"add":{"path":"d=2026-01-01/part-0.parquet","partitionValues":{"d":"2026-01-01","r":null},"size":41000,"modificationTime":1796621606195,"dataChange":true,"stats":"{\"numRecords\":1006,\"minValues\":{\"a\":\"x\\ty\"}}"}}`,
+	`{"add":{"path":"a","partitionValues":{},"size":1,"modificationTime":2,"dataChange":false,"tags":{"k":"v","n":null},"deletionVector":{"storageType":"u","pathOrInlineDv":"ab","offset":1,"sizeInBytes":3,"cardinality":4,"maxRowIndex":9},"baseRowId":5,"defaultRowCommitVersion":6,"clusteringProvider":"liquid"}}`,
+	`{"remove":{"path":"a%20b","deletionTimestamp":-3,"dataChange":true,"extendedFileMetadata":false,"partitionValues":{"p":"1"},"size":0,"stats":"","tags":{},"baseRowId":1,"defaultRowCommitVersion":2}}`,
+	` { "add" : { "path" : "sp ace" , "size" : -0 } } `,
+	`{"add":{"path":"\u00e9\ud800x","stats":"caf\u00e9 \" \/ \b\f\n\r\t"}}`,
+	"{\"add\":{\"path\":\"caf\xc3\xa9\xff\"}}",
+	`{"add":{"path":"a","partitionValues":{"p":"1","p":"2"}}}`,
+	`{"add":{"path":"a","path":"b"}}`,
+	`{"add":{"Path":"a"}}`,
+	`{"add":{"path":"a","size":1.0}}`,
+	`{"add":{"path":"a","size":1e3}}`,
+	`{"add":{"path":"a","size":01}}`,
+	`{"add":{"path":"a","size":9223372036854775808}}`,
+	`{"add":{"path":"a","deletionVector":{"offset":2147483648}}}`,
+	`{"add":{"path":"a","size":null}}`,
+	`{"add":{"path":"a","dataChange":"true"}}`,
+	`{"add":{"path":"a","unknown":{"x":[1]}}}`,
+	`{"add":{"path":"a"},"remove":{"path":"b"}}`,
+	`{"add":null}`,
+	`{"add":{"path":"a"}}x`,
+	`{"add":{"path":"a\x"}}`,
+	"{\"add\":{\"path\":\"a\tb\"}}",
+	`{"add":{"path":"a","dataChange":truex}}`,
+	`{"add":{"path":"a"`,
+}
+
+// checkFileActionDecode fails when decodeFileAction accepts a line that
+// encoding/json decodes otherwise, or rejects.
+func checkFileActionDecode(t *testing.T, line []byte) {
+	t.Helper()
+	fast, ok := decodeFileAction(line)
+	if !ok {
+		return
+	}
+	var want Action
+	if err := json.Unmarshal(line, &want); err != nil {
+		t.Fatalf("decodeFileAction accepts what encoding/json rejects (%v):\n%s", err, line)
+	}
+	if diff := cmp.Diff(want, fast); diff != "" {
+		t.Fatalf("decodeFileAction differs from encoding/json (-json +fast):\n%s\nline: %s", diff, line)
+	}
+}
+
+// TestDecodeFileAction: the lines writers produce take the fast path and
+// decode as encoding/json decodes them; the odd ones are left to it.
+func TestDecodeFileAction(t *testing.T) {
+	for i, l := range fileActionLines {
+		checkFileActionDecode(t, []byte(l))
+		_, ok := decodeFileAction([]byte(l))
+		if want := i < 7; ok != want {
+			t.Errorf("line %d: fast path %v, want %v: %s", i, ok, want, l)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -86,13 +86,15 @@ func (st *logState) apply(version int64, actions []Action, checkpoint bool) erro
 // lies outside; a path that climbs out fails at once.
 func (st *logState) confineAdd(k string, a *Add, version int64) error {
 	delete(st.outside, k)
-	pl, err := st.rules.place("data file", a.Path, version)
-	if err != nil {
-		return err
-	}
-	if !st.rules.allowed(pl) {
-		st.outside[k] = &OutsidePathError{What: "data file", Path: a.Path, Resolved: pl.String(), Version: version, Root: st.root}
-		return nil
+	if !plainRelative(a.Path) { // a plain relative path is inside
+		pl, err := st.rules.place("data file", a.Path, version)
+		if err != nil {
+			return err
+		}
+		if !st.rules.allowed(pl) {
+			st.outside[k] = &OutsidePathError{What: "data file", Path: a.Path, Resolved: pl.String(), Version: version, Root: st.root}
+			return nil
+		}
 	}
 	if d := a.DeletionVector; d != nil && d.StorageType == "p" {
 		// A 'p' path that is not a local file fails when it is loaded.
@@ -106,6 +108,10 @@ func (st *logState) confineAdd(k string, a *Add, version int64) error {
 }
 
 func (st *logState) confineRemove(k string, r *Remove, version int64, checkpoint bool) error {
+	if plainRelative(r.Path) { // inside: nothing to check
+		delete(st.outside, k)
+		return nil
+	}
 	pl, err := st.rules.place("removed file", r.Path, version)
 	if err != nil {
 		return err
@@ -151,25 +157,54 @@ func (st *logState) snapshot(t *Table, seg segment) *Snapshot {
 	for _, f := range st.files {
 		s.files = append(s.files, f)
 	}
-	sort.Slice(s.files, func(i, j int) bool { return s.files[i].Path < s.files[j].Path })
+	slices.SortFunc(s.files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
 	s.tombstones = make([]*Remove, 0, len(st.tombstones))
 	for _, r := range st.tombstones {
 		s.tombstones = append(s.tombstones, r)
 	}
-	sort.Slice(s.tombstones, func(i, j int) bool { return s.tombstones[i].Path < s.tombstones[j].Path })
+	slices.SortFunc(s.tombstones, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
 	return s
 }
 
 // fileKey is the reconciliation key of a file: its canonical path plus the
 // deletion vector's unique id.
 func (st *logState) fileKey(p string, dv *DeletionVectorDescriptor) string {
+	if plainRelative(p) {
+		return st.root + "/" + p + "\x00" + dv.UniqueID() // one allocation
+	}
 	return CanonicalPath(st.root, p) + "\x00" + dv.UniqueID()
+}
+
+// plainRelative tells whether p is a relative path that reads as itself:
+// no scheme, no escapes, no empty, "." or ".." segment. Most paths of a
+// log are; for them CanonicalPath and pathRules.place need not parse.
+func plainRelative(p string) bool {
+	if p == "" || p[0] == '/' {
+		return false
+	}
+	seg := 0 // start of the current segment
+	for i := 0; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			if p[i] == ':' || p[i] == '%' {
+				return false
+			}
+			continue
+		}
+		if s := p[seg:i]; s == "" || s == "." || s == ".." {
+			return false
+		}
+		seg = i + 1
+	}
+	return true
 }
 
 // CanonicalPath makes two spellings of one data file path compare equal, as
 // log replay reconciles them: escapes decoded, "file:" URIs reduced to their
 // path, relative paths resolved against the table root.
 func CanonicalPath(root, p string) string {
+	if plainRelative(p) {
+		return strings.TrimSuffix(root, "/") + "/" + p
+	}
 	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
 		if u.Scheme == "file" {
 			return path.Clean(u.Path)

@@ -39,3 +39,25 @@ func BenchmarkOpenAppend10000(b *testing.B) { benchmarkOpen(b, 10000, 0) }
 // the ratio shows what the history alone costs.
 func BenchmarkOpenSteady100(b *testing.B)   { benchmarkOpen(b, 100, 100) }
 func BenchmarkOpenSteady10000(b *testing.B) { benchmarkOpen(b, 10000, 100) }
+
+// BenchmarkOpenBigLog opens the log of `lakesql bench`'s open-300k
+// workload (benchmark.BigLogTable) at a tenth of its size: many add
+// actions, no checkpoint, so JSON decoding and reconciliation dominate.
+func BenchmarkOpenBigLog(b *testing.B) {
+	store, live, _, err := benchmark.BigLogTable(b.Context(), b.TempDir(), 30_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("latest", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			snap, err := delta.NewTable(store).Latest(b.Context())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(snap.Files()) != live {
+				b.Fatalf("%d files, want %d", len(snap.Files()), live)
+			}
+		}
+	})
+}
