@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -157,12 +156,12 @@ func (st *logState) snapshot(t *Table, seg segment) *Snapshot {
 	for _, f := range st.files {
 		s.files = append(s.files, f)
 	}
-	slices.SortFunc(s.files, func(a, b *Add) int { return strings.Compare(a.Path, b.Path) })
+	s.files = sortByPath(s.files, func(a *Add) string { return a.Path })
 	s.tombstones = make([]*Remove, 0, len(st.tombstones))
 	for _, r := range st.tombstones {
 		s.tombstones = append(s.tombstones, r)
 	}
-	slices.SortFunc(s.tombstones, func(a, b *Remove) int { return strings.Compare(a.Path, b.Path) })
+	s.tombstones = sortByPath(s.tombstones, func(r *Remove) string { return r.Path })
 	return s
 }
 

@@ -133,21 +133,8 @@ func (t *Table) snapshot(ctx context.Context, want int64, withTombstones bool) (
 			return nil, fmt.Errorf("read checkpoint %d: %w", seg.checkpointVersion, err)
 		}
 	}
-	for _, c := range seg.commits {
-		data := c.data
-		if data == nil {
-			if data, err = t.store.Get(ctx, c.key); err != nil {
-				return nil, fmt.Errorf("read commit %d: %w", c.version, err)
-			}
-		}
-		actions, err := parseCommit(c.version, data)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.apply(c.version, actions, false); err != nil {
-			return nil, err
-		}
-		last = data
+	if last, err = t.replayCommits(ctx, seg.commits, st); err != nil {
+		return nil, err
 	}
 	if err := st.confined(); err != nil {
 		return nil, err

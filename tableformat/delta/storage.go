@@ -19,6 +19,7 @@ import (
 // object stores can be added beside the local implementation.
 type Storage interface {
 	// Get returns the whole object, or an error wrapping ErrNotFound.
+	// Replay calls it from several goroutines at once.
 	Get(ctx context.Context, key string) ([]byte, error)
 	// List returns the objects whose keys start with prefix and sort after
 	// startAfter (all of them when it is ""), sorted by key. Object stores
