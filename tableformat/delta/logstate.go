@@ -44,17 +44,29 @@ func newLogState(t *Table) *logState {
 // than a checkpoint's tombstone, of a file outside the table that no add
 // named: such a remove can only be forged.
 func (st *logState) apply(version int64, actions []Action, checkpoint bool) error {
-	for _, a := range actions {
+	return st.applyKeyed(version, actions, nil, checkpoint)
+}
+
+// applyKeyed is apply with the file keys of the actions computed already
+// (fileKeys), by the worker that decoded them; nil computes them here.
+func (st *logState) applyKeyed(version int64, actions []Action, keys []string, checkpoint bool) error {
+	key := func(i int, p string, dv *DeletionVectorDescriptor) string {
+		if keys != nil {
+			return keys[i]
+		}
+		return fileKey(st.root, p, dv)
+	}
+	for i, a := range actions {
 		switch {
 		case a.Add != nil:
-			k := st.fileKey(a.Add.Path, a.Add.DeletionVector)
+			k := key(i, a.Add.Path, a.Add.DeletionVector)
 			if err := st.confineAdd(k, a.Add, version); err != nil {
 				return err
 			}
 			st.files[k] = a.Add
 			delete(st.tombstones, k)
 		case a.Remove != nil:
-			k := st.fileKey(a.Remove.Path, a.Remove.DeletionVector)
+			k := key(i, a.Remove.Path, a.Remove.DeletionVector)
 			if err := st.confineRemove(k, a.Remove, version, checkpoint); err != nil {
 				return err
 			}
@@ -165,13 +177,27 @@ func (st *logState) snapshot(t *Table, seg segment) *Snapshot {
 	return s
 }
 
-// fileKey is the reconciliation key of a file: its canonical path plus the
-// deletion vector's unique id.
-func (st *logState) fileKey(p string, dv *DeletionVectorDescriptor) string {
+// fileKey is the reconciliation key of a file of the table at root (no
+// trailing slash): its canonical path plus the deletion vector's unique id.
+func fileKey(root, p string, dv *DeletionVectorDescriptor) string {
 	if plainRelative(p) {
-		return st.root + "/" + p + "\x00" + dv.UniqueID() // one allocation
+		return root + "/" + p + "\x00" + dv.UniqueID() // one allocation
 	}
-	return CanonicalPath(st.root, p) + "\x00" + dv.UniqueID()
+	return CanonicalPath(root, p) + "\x00" + dv.UniqueID()
+}
+
+// fileKeys are the file keys of the add and remove actions, "" for others.
+func fileKeys(root string, actions []Action) []string {
+	keys := make([]string, len(actions))
+	for i, a := range actions {
+		switch {
+		case a.Add != nil:
+			keys[i] = fileKey(root, a.Add.Path, a.Add.DeletionVector)
+		case a.Remove != nil:
+			keys[i] = fileKey(root, a.Remove.Path, a.Remove.DeletionVector)
+		}
+	}
+	return keys
 }
 
 // plainRelative tells whether p is a relative path that reads as itself:

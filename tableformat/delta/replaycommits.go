@@ -15,6 +15,7 @@ const replayWindow = 4
 type decodedCommit struct {
 	data    []byte
 	actions []Action
+	keys    []string // fileKeys of actions
 	err     error
 	done    chan struct{}
 }
@@ -68,6 +69,9 @@ func (t *Table) replayCommits(ctx context.Context, commits []logFile, st *logSta
 			for i := range next {
 				r := &results[i]
 				r.data, r.actions, r.err = t.decodeCommit(ctx, commits[i])
+				if r.err == nil {
+					r.keys = fileKeys(st.root, r.actions)
+				}
 				close(r.done)
 			}
 		})
@@ -87,7 +91,7 @@ func (t *Table) replayCommits(ctx context.Context, commits []logFile, st *logSta
 		if r.err != nil {
 			return nil, r.err
 		}
-		if err := st.apply(c.version, r.actions, false); err != nil {
+		if err := st.applyKeyed(c.version, r.actions, r.keys, false); err != nil {
 			return nil, err
 		}
 		last = r.data

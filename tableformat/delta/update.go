@@ -125,9 +125,9 @@ func (s *Snapshot) advance(t *Table, commits []Commit, ident *[sha256.Size]byte)
 		for _, a := range c.Actions {
 			switch {
 			case a.Add != nil:
-				touched[st.fileKey(a.Add.Path, a.Add.DeletionVector)] = true
+				touched[fileKey(st.root, a.Add.Path, a.Add.DeletionVector)] = true
 			case a.Remove != nil:
-				touched[st.fileKey(a.Remove.Path, a.Remove.DeletionVector)] = true
+				touched[fileKey(st.root, a.Remove.Path, a.Remove.DeletionVector)] = true
 			}
 		}
 		if err := st.apply(c.Version, c.Actions, false); err != nil {
