@@ -153,8 +153,19 @@ func (a *autoCompactor) seed(ctx context.Context) {
 	if err != nil {
 		return // the first due commit will try; a failure there is reported
 	}
-	if a.pending.Add(st.SmallFiles) >= int64(a.minFiles) {
-		a.signal()
+	// The sink may have committed (and counted) files before Stats read
+	// the table: taking the larger count, not the sum, never counts one
+	// twice. A double count made a run come due early, find too few files
+	// to compact, and reset the count while they stayed.
+	for {
+		cur := a.pending.Load()
+		n := max(cur, st.SmallFiles)
+		if a.pending.CompareAndSwap(cur, n) {
+			if n >= int64(a.minFiles) {
+				a.signal()
+			}
+			return
+		}
 	}
 }
 
