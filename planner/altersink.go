@@ -47,10 +47,10 @@ func (e *Engine) alterSink(ctx context.Context, s *Session, st *sinkddl.AlterSin
 	if err := s.commitBeforeDDL(ctx); err != nil {
 		return nil, err
 	}
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquireAlone(ctx); err != nil {
 		return nil, err
 	}
-	defer h.release()
+	defer h.releaseAlone()
 	sink, err := h.open(ctx)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func checkColumnChanges(ctx context.Context, h *sinkHandle, sink *sqlsink.Sink, 
 func (s *Session) holds(h *sinkHandle) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tx != nil && s.tx.held[h]
+	return s.tx != nil && (s.tx.held[h] || s.tx.pending[h] != nil)
 }
 
 // markPending records next in the registry as the definition a change

@@ -234,6 +234,11 @@ type sinkHandle struct {
 	// lock is held by the session whose transaction has an open epoch on
 	// the sink: an epoch is one sequence of calls on the sink.
 	lock chan struct{}
+	// group gathers the COMMITs of transactions that only appended to
+	// the sink into shared table versions (groupcommit.go).
+	group groupCommitter
+	// use is the sink's metadata lock (sinkuse.go).
+	use sinkUse
 
 	openMu  sync.Mutex
 	sink    *sqlsink.Sink
@@ -524,10 +529,10 @@ func (e *Engine) dropSink(ctx context.Context, ds *sinkddl.DropSink) (*Result, e
 		return nil, fmt.Errorf("%w: %s", ErrNoSink, ds.Name)
 	}
 	// Wait for a transaction writing to it to finish.
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquireAlone(ctx); err != nil {
 		return nil, err
 	}
-	defer h.release()
+	defer h.releaseAlone()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.sinks, strings.ToLower(ds.Name))

@@ -454,25 +454,43 @@ func TestAutocommitOffAndSeveralSinks(t *testing.T) {
 	}
 }
 
+// Appending transactions do not wait for each other: each keeps its
+// rows until its COMMIT (group commit). A transaction on an upsert sink
+// holds the sink from its first write, and the other writers take turns.
+// DROP SINK waits for every transaction that wrote to the sink.
 func TestConcurrentSessionsTakeTurns(t *testing.T) {
 	te := openTestEngine(t, t.TempDir())
 	s1, s2 := te.session(), te.session()
 	te.exec(s1, createOrders)
 	te.exec(s1, "BEGIN")
 	te.exec(s1, "INSERT INTO orders VALUES (1, 1.0, 'eu')")
-	// s2 waits for s1's transaction; here it gives up first.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_, err := te.e.Exec(ctx, s2, "INSERT INTO orders VALUES (2, 2.0, 'eu')")
 	cancel()
+	if err != nil {
+		t.Fatalf("an append beside another session's open transaction: %v", err)
+	}
+	if got := te.rows(s2, "SELECT id FROM orders ORDER BY id"); !cmp.Equal(got, [][]any{{int64(2)}}) {
+		t.Errorf("before the first transaction's COMMIT: %v, want only its neighbour's row", got)
+	}
+	te.exec(s1, "COMMIT")
+
+	te.exec(s1, "CREATE SINK kv INTO DELTA 'lake/kv' (id BIGINT NOT NULL, v BIGINT, PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	te.exec(s1, "BEGIN")
+	te.exec(s1, "INSERT INTO kv VALUES (1, 1)")
+	// s2 waits for s1's transaction; here it gives up first.
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err = te.e.Exec(ctx, s2, "INSERT INTO kv VALUES (2, 2)")
+	cancel()
 	if err == nil || !strings.Contains(err.Error(), "in use by another transaction") {
-		t.Fatalf("second writer: %v, want it to wait and time out", err)
+		t.Fatalf("second writer of an upsert sink: %v, want it to wait and time out", err)
 	}
 	if code := MySQLError(err).Num; code != 1205 {
 		t.Errorf("busy sink: MySQL error %d, want 1205", code)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := te.e.Exec(context.Background(), s2, "INSERT INTO orders VALUES (3, 3.0, 'eu')")
+		_, err := te.e.Exec(context.Background(), s2, "INSERT INTO kv VALUES (3, 3)")
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -480,21 +498,22 @@ func TestConcurrentSessionsTakeTurns(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	got := te.rows(s1, "SELECT id FROM orders ORDER BY id")
-	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}}, got); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}}, te.rows(s1, "SELECT id FROM kv ORDER BY id")); diff != "" {
+		t.Errorf("kv rows (-want +got):\n%s", diff)
 	}
-	// DROP SINK waits for a transaction of another session that writes
-	// to the sink.
-	te.exec(s1, "BEGIN")
-	te.exec(s1, "INSERT INTO orders VALUES (6, 6.0, 'eu')")
-	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
-	_, err = te.e.Exec(ctx, s2, "DROP SINK orders")
-	cancel()
-	if err == nil || !strings.Contains(err.Error(), "in use by another transaction") {
-		t.Fatalf("DROP SINK of a sink another transaction writes: %v", err)
+	// DROP SINK waits for a transaction of another session that wrote to
+	// the sink, whether it holds the sink or keeps rows for a group commit.
+	for _, sink := range []string{"kv", "orders"} {
+		te.exec(s1, "BEGIN")
+		te.exec(s1, "INSERT INTO "+sink+" VALUES (6, 6"+map[string]string{"kv": ")", "orders": ".0, 'eu')"}[sink])
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err = te.e.Exec(ctx, s2, "DROP SINK "+sink)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "in use by another transaction") {
+			t.Fatalf("DROP SINK of a sink another transaction writes (%s): %v", sink, err)
+		}
+		te.exec(s1, "ROLLBACK")
 	}
-	te.exec(s1, "ROLLBACK")
 	// Closing a session rolls back its transaction and frees the sink.
 	te.exec(s1, "BEGIN")
 	te.exec(s1, "INSERT INTO orders VALUES (4, 4.0, 'eu')")
@@ -502,10 +521,11 @@ func TestConcurrentSessionsTakeTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.exec(s2, "INSERT INTO orders VALUES (5, 5.0, 'eu')")
-	got = te.rows(s2, "SELECT id FROM orders ORDER BY id")
-	if diff := cmp.Diff([][]any{{int64(1)}, {int64(3)}, {int64(5)}}, got); diff != "" {
+	got := te.rows(s2, "SELECT id FROM orders ORDER BY id")
+	if diff := cmp.Diff([][]any{{int64(1)}, {int64(2)}, {int64(5)}}, got); diff != "" {
 		t.Errorf("after closing a session mid-transaction (-want +got):\n%s", diff)
 	}
+	te.exec(s2, "DROP SINK orders")
 }
 
 func TestShowSinkStatus(t *testing.T) {

@@ -189,44 +189,117 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, extra []arrow.Field
 	defer rec.Release()
 	t := s.current()
 	_, open := t.epochs[h]
-	took := false
-	if !open {
-		if took, err = t.lock(ctx, h); err != nil {
-			return err
-		}
-		// An epoch the session names may be a replay; one lakesql numbers
-		// never is (BeginNextEpoch): if another process under the same
-		// writer id took the number, the commit takes the next one.
-		e, named := s.explicitEpoch(ctx)
-		if named {
-			err = sink.BeginEpoch(ctx, e)
-			if t.named == nil {
-				t.named = map[*sinkHandle]bool{}
+	if open {
+		return writeAlone(ctx, h, sink, rec, nil)
+	}
+	p, kept := t.pending[h]
+	if !kept {
+		p = &pendingRows{}
+	}
+	if s.groupable(ctx, t, h, sink, rec) && p.fits(sink.Config(), rec) {
+		if !kept {
+			if !t.shared[h] {
+				if err := h.share(ctx); err != nil {
+					return err
+				}
+				t.shared[h] = true
 			}
-			t.named[h] = true
-		} else {
-			e, err = sink.BeginNextEpoch(ctx)
+			t.pending[h] = p
+			t.order = append(t.order, h)
 		}
-		if err != nil {
-			if took {
-				t.unlock(h)
+		p.add(rec)
+		return nil
+	}
+	// Written alone from here on: the sink's lock and an epoch, which
+	// takes the rows the transaction kept for a group commit first.
+	took, err := s.beginAlone(ctx, t, h, sink)
+	if err != nil {
+		return err
+	}
+	if kept {
+		for _, r := range p.recs {
+			if err := sink.Write(ctx, r); err != nil {
+				// The kept rows stay kept: the COMMIT tries them again.
+				_ = sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h])
+				delete(t.epochs, h)
+				if took {
+					t.unlock(h)
+				}
+				return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 			}
-			return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 		}
-		t.epochs[h] = e
+		delete(t.pending, h)
+		p.release()
+	}
+	if kept {
+		return writeAlone(ctx, h, sink, rec, nil)
+	}
+	return writeAlone(ctx, h, sink, rec, func() {
+		// These rows were to be the epoch's first. Without them it must
+		// not commit: an empty version would use up its number, and an
+		// explicit epoch would then read as replayed.
+		_ = sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h])
+		delete(t.epochs, h)
+		t.order = slices.DeleteFunc(t.order, func(o *sinkHandle) bool { return o == h })
+		if took {
+			t.unlock(h)
+		}
+	})
+}
+
+// groupable says whether the transaction may keep rec for a group commit
+// of sink h (groupcommit.go) rather than write it alone.
+func (s *Session) groupable(ctx *gms.Context, t *txn, h *sinkHandle, sink *sqlsink.Sink, rec arrow.RecordBatch) bool {
+	if t.held[h] || sink.Config().Mode != sqlsink.ModeAppend || sink.ChecksRows() ||
+		len(rec.Schema().Fields()) != len(sink.Schema().Fields()) { // schema evolution's columns, or _op
+		return false
+	}
+	if t.pending[h] == nil {
+		if _, named := s.explicitEpoch(ctx); named {
+			return false
+		}
+	}
+	return true
+}
+
+// beginAlone takes h's lock for the transaction and opens its epoch: the
+// session's lakesql_epoch, else the sink's next.
+func (s *Session) beginAlone(ctx *gms.Context, t *txn, h *sinkHandle, sink *sqlsink.Sink) (took bool, err error) {
+	if took, err = t.lock(ctx, h); err != nil {
+		return false, err
+	}
+	// An epoch the session names may be a replay; one lakesql numbers
+	// never is (BeginNextEpoch): if another process under the same
+	// writer id took the number, the commit takes the next one.
+	e, named := s.explicitEpoch(ctx)
+	if named && t.pending[h] == nil {
+		err = sink.BeginEpoch(ctx, e)
+		if t.named == nil {
+			t.named = map[*sinkHandle]bool{}
+		}
+		t.named[h] = true
+	} else {
+		e, err = sink.BeginNextEpoch(ctx)
+	}
+	if err != nil {
+		if took {
+			t.unlock(h)
+		}
+		return false, fmt.Errorf("sink %s: %w", h.rec.Name, err)
+	}
+	t.epochs[h] = e
+	if !slices.Contains(t.order, h) {
 		t.order = append(t.order, h)
 	}
+	return took, nil
+}
+
+// writeAlone writes rec into the transaction's epoch on h; undo runs
+// when the sink refuses it.
+func writeAlone(ctx *gms.Context, h *sinkHandle, sink *sqlsink.Sink, rec arrow.RecordBatch, undo func()) error {
 	if err := sink.Write(ctx, rec); err != nil {
-		if !open {
-			// These rows were to be the epoch's first. Without them the
-			// epoch must not commit: an empty version would use up its
-			// number, and an explicit epoch would then read as replayed.
-			_ = sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h])
-			delete(t.epochs, h)
-			t.order = t.order[:len(t.order)-1]
-			if took {
-				t.unlock(h)
-			}
+		if undo != nil {
+			undo()
 		}
 		return fmt.Errorf("sink %s: %w", h.rec.Name, err)
 	}

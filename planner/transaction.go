@@ -54,17 +54,33 @@ type txn struct {
 	readOnly bool
 	// named are the sinks whose epoch the session named (lakesql_epoch).
 	named map[*sinkHandle]bool
+	// pending are the rows kept for a group commit, by sink
+	// (groupcommit.go): those sinks are in order, not in epochs.
+	pending map[*sinkHandle]*pendingRows
+	// shared are the sinks whose metadata lock the transaction shares
+	// (sinkuse.go): those it kept rows for.
+	shared map[*sinkHandle]bool
 }
 
 func newTxn(readOnly bool) *txn {
-	return &txn{id: txnSeq.Add(1), epochs: map[*sinkHandle]int64{}, held: map[*sinkHandle]bool{}, readOnly: readOnly}
+	return &txn{id: txnSeq.Add(1), epochs: map[*sinkHandle]int64{}, held: map[*sinkHandle]bool{},
+		pending: map[*sinkHandle]*pendingRows{}, shared: map[*sinkHandle]bool{}, readOnly: readOnly}
 }
 
 func (t *txn) String() string   { return fmt.Sprintf("lakesql transaction %d", t.id) }
 func (t *txn) IsReadOnly() bool { return t.readOnly }
 
-// busy reports whether the transaction holds a sink (and so, perhaps, epochs).
-func (t *txn) busy() bool { return len(t.held) > 0 }
+// busy reports whether the transaction holds a sink (and so, perhaps,
+// epochs) or keeps rows for a group commit.
+func (t *txn) busy() bool { return len(t.held) > 0 || len(t.pending) > 0 }
+
+// dropPending releases the rows kept for group commits.
+func (t *txn) dropPending() {
+	for _, p := range t.pending {
+		p.release()
+	}
+	t.pending = map[*sinkHandle]*pendingRows{}
+}
 
 // lock takes h's lock for the transaction, waiting for the transaction
 // that holds it; took says this call took it (it was not held already).
@@ -93,6 +109,10 @@ func (t *txn) unlockAll() {
 		h.release()
 	}
 	t.held = map[*sinkHandle]bool{}
+	for h := range t.shared {
+		h.unshare()
+	}
+	t.shared = map[*sinkHandle]bool{}
 }
 
 // StartTransaction implements sql.TransactionSession. go-mysql-server calls
@@ -251,7 +271,7 @@ func (s *Session) writes(h *sinkHandle) bool {
 		return false
 	}
 	_, ok := s.tx.epochs[h]
-	return ok
+	return ok || s.tx.pending[h] != nil
 }
 
 // commit commits every epoch of the transaction, in the order the sinks
@@ -260,10 +280,27 @@ func (s *Session) writes(h *sinkHandle) bool {
 // of a transaction over several sinks says which (PartialCommitError).
 func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 	defer t.unlockAll()
+	defer t.dropPending()
 	var errs []error
 	var landed []LandedSink
 	var notCommitted []string
 	for _, h := range t.order {
+		if p := t.pending[h]; p != nil {
+			if len(errs) > 0 {
+				notCommitted = append(notCommitted, h.rec.Name)
+				continue
+			}
+			res, cerr := h.group.commit(ctx, &groupMember{rows: p},
+				h.acquire, h.release, h.commitGroup)
+			if cerr != nil {
+				errs = append(errs, cerr)
+				notCommitted = append(notCommitted, h.rec.Name)
+				continue
+			}
+			committed++
+			landed = append(landed, LandedSink{Name: h.rec.Name, Epoch: res.Epoch, Version: res.Version})
+			continue
+		}
 		e := t.epochs[h]
 		sink, oerr := h.open(ctx)
 		if oerr != nil {
@@ -306,6 +343,9 @@ func (t *txn) commit(ctx context.Context) (skipped, committed int, err error) {
 			committed++
 			landed = append(landed, LandedSink{Name: h.rec.Name, Epoch: res.Epoch, Version: res.Version})
 		}
+		// The epoch has ended: holding the sink until the other sinks
+		// commit could deadlock with a group commit waiting for it.
+		t.unlock(h)
 	}
 	err = errors.Join(errs...)
 	if err != nil && len(t.order) > 1 {
@@ -344,8 +384,12 @@ func (t *txn) replayEpoch(landed []LandedSink) (epoch int64, safe bool) {
 
 func (t *txn) rollback(ctx context.Context) error {
 	defer t.unlockAll()
+	defer t.dropPending()
 	var errs []error
 	for _, h := range t.order {
+		if _, open := t.epochs[h]; !open {
+			continue // rows kept for a group commit: dropPending
+		}
 		if sink, err := h.open(ctx); err == nil {
 			if err := sink.RollbackEpoch(context.WithoutCancel(ctx), t.epochs[h]); err != nil {
 				errs = append(errs, fmt.Errorf("sink %s: %w", h.rec.Name, err))

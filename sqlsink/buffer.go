@@ -162,7 +162,7 @@ func (b *buffer) append(ctx context.Context, rec arrow.RecordBatch, ops []Op, no
 		b.first = now
 	}
 	b.rows += int64(n)
-	b.bytes += recordBytes(rec)
+	b.bytes += RecordBytes(rec)
 	b.seq += int64(n)
 	return nil
 }
@@ -418,8 +418,9 @@ func (b *buffer) augment(rec arrow.RecordBatch, ops []Op) (arrow.RecordBatch, er
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n)), nil
 }
 
-// recordBytes estimates a batch's size from its Arrow buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
+// RecordBytes estimates a batch's size from its Arrow buffers, as the
+// flush and small-epoch bounds count it.
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	var walk func(d arrow.ArrayData)
 	walk = func(d arrow.ArrayData) {

@@ -294,3 +294,13 @@ func (b *buffer) describeRow(ctx context.Context, from, where string, v violatio
 	}
 	return "the row with " + strings.Join(parts, ", ")
 }
+
+// ChecksRows reports whether the table has row rules the sink applies to
+// each batch as it is written, so that a Write may refuse rows that are
+// well-formed. A caller that defers its writes to a group commit needs
+// them refused at the statement instead, and writes such a sink alone.
+func (s *Sink) ChecksRows() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.rules.Empty() || s.rulesStale
+}

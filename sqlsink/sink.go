@@ -53,6 +53,9 @@ type Sink struct {
 	staged  []catalogadapter.Receipt
 	removes []string
 	skip    bool
+	// span is how many epochs the open one stands for: n for a group
+	// commit of n transactions (BeginNextEpochs), which ends at it.
+	span int64
 	// unprepared: a conflict discarded the staged merge and its redo has
 	// not succeeded yet; the next CommitEpoch must redo it before
 	// committing, or it would commit an empty epoch.
@@ -261,6 +264,7 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 		return err
 	}
 	s.skip, s.staged, s.removes, s.requires, s.unprepared = skip, nil, nil, nil, false
+	s.span = 1
 	return nil
 }
 
@@ -271,9 +275,18 @@ func (s *Sink) BeginEpoch(ctx context.Context, e int64) error {
 // the rows as the epoch after the table's last one instead of skipping
 // them, and its result says which.
 func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
+	return s.BeginNextEpochs(ctx, 1)
+}
+
+// BeginNextEpochs opens one epoch for n transactions committed together:
+// it stands for the n epochs after the last one, and is numbered as the
+// highest of them, which is what the table records for the writer id. The
+// caller numbers its transactions up to it (CommitResult.Epoch minus n-1
+// is the first, also when the epoch lands renumbered).
+func (s *Sink) BeginNextEpochs(ctx context.Context, n int) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.m.BeginNext()
+	e, err := s.m.BeginNextN(int64(n))
 	if err != nil {
 		return -1, err
 	}
@@ -285,6 +298,7 @@ func (s *Sink) BeginNextEpoch(ctx context.Context) (int64, error) {
 		return -1, err
 	}
 	s.skip, s.staged, s.removes, s.requires, s.unprepared = false, nil, nil, nil, false
+	s.span = int64(n)
 	return e, nil
 }
 
@@ -520,6 +534,13 @@ func (s *Sink) commit(ctx context.Context, e int64) (CommitResult, error) {
 					catalogadapter.ErrConflict, e, s.cfg.WriterID, maxRenumbers)
 			}
 			next, rerr := s.nextTableEpoch(ctx, opts.Epoch)
+			if rerr == nil && s.span > 1 {
+				// A group keeps its n consecutive epochs.
+				if next > math.MaxInt64-(s.span-1) {
+					rerr = fmt.Errorf("%w: no %d epochs are left after %d for writer id %q", ErrEpochOrder, s.span, next-1, s.cfg.WriterID)
+				}
+				next += s.span - 1
+			}
 			if rerr != nil {
 				return CommitResult{}, rerr
 			}

@@ -239,22 +239,35 @@ func (m *Machine) Begin(e int64) (skip bool, err error) {
 // BeginNext opens the epoch after the last one committed or begun (1 when
 // there is none), numbered by the sink rather than named by its caller:
 // it is never a replay. It fails when no epoch is left after the last.
-func (m *Machine) BeginNext() (int64, error) {
+func (m *Machine) BeginNext() (int64, error) { return m.BeginNextN(1) }
+
+// BeginNextN opens the automatic epoch n after the last one committed or
+// begun (n when there is none): a group commit of n transactions numbers
+// them last+1 … last+n and commits as the highest, so the table's record
+// of the writer says it holds them all. It fails when n < 1 or fewer than
+// n epochs are left.
+func (m *Machine) BeginNextN(n int64) (int64, error) {
 	if m.state != StateRunning {
 		return -1, m.stateErr(smOpBegin, -1, false)
+	}
+	if n < 1 {
+		return -1, m.err(smOpBegin, -1, false, -1, ErrEpochOrder, fmt.Sprintf("a group of %d epochs", n))
 	}
 	last, has := m.lastCommitted, m.hasCommitted
 	if m.hasBegun && (!has || m.lastBegun > last) {
 		last, has = m.lastBegun, true
 	}
-	e := int64(1)
-	if has {
-		if last == math.MaxInt64 {
-			return -1, m.err(smOpBegin, -1, false, last, ErrEpochOrder,
-				fmt.Sprintf("no epoch is left after %d", last))
-		}
-		e = last + 1
+	if !has {
+		last = 0
 	}
+	if last > math.MaxInt64-n {
+		left := "no epoch is left"
+		if n > 1 {
+			left = fmt.Sprintf("fewer than %d epochs are left", n)
+		}
+		return -1, m.err(smOpBegin, -1, false, last, ErrEpochOrder, fmt.Sprintf("%s after %d", left, last))
+	}
+	e := last + n
 	if _, err := m.begin(e, true); err != nil {
 		return -1, err
 	}

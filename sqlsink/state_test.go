@@ -1502,3 +1502,55 @@ func TestMachineAutomaticEpoch(t *testing.T) {
 		}
 	})
 }
+
+func TestMachineGroupEpoch(t *testing.T) {
+	t.Run("spans n after the last", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		e, err := m.BeginNextN(4)
+		if err != nil || e != 9 || !m.Automatic() {
+			t.Fatalf("BeginNextN(4) after 5 = %d, %v (automatic %v); want 9", e, err, m.Automatic())
+		}
+		smMust(t, m.PreCommit(9))
+		smMust(t, m.BeginCommit(9))
+		smMust(t, m.Committed(9, false))
+		if e, err := m.BeginNext(); err != nil || e != 10 {
+			t.Fatalf("BeginNext after the group = %d, %v; want 10", e, err)
+		}
+	})
+	t.Run("first group ends at n", func(t *testing.T) {
+		if e, err := smRunning(t, 0, false).BeginNextN(3); err != nil || e != 3 {
+			t.Fatalf("BeginNextN(3) on a new table = %d, %v; want 3", e, err)
+		}
+	})
+	t.Run("a rolled-back group leaves no trace", func(t *testing.T) {
+		m := smRunning(t, 5, true)
+		if _, err := m.BeginNextN(8); err != nil {
+			t.Fatal(err)
+		}
+		smMust(t, m.Rollback(13))
+		if e, err := m.BeginNextN(2); err != nil || e != 7 {
+			t.Fatalf("BeginNextN(2) after a rollback = %d, %v; want 7", e, err)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		last int64
+		n    int64
+		msg  string
+	}{
+		{"empty group", 5, 0, "a group of 0 epochs"},
+		{"too few left", math.MaxInt64 - 2, 3, "fewer than 3 epochs are left after 9223372036854775805"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := smRunning(t, tc.last, true)
+			before := smSnapOf(m)
+			_, err := m.BeginNextN(tc.n)
+			if !errors.Is(err, ErrEpochOrder) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("BeginNextN(%d) after %d = %v; want ErrEpochOrder saying %q", tc.n, tc.last, err, tc.msg)
+			}
+			if diff := cmp.Diff(before, smSnapOf(m)); diff != "" {
+				t.Fatalf("refused BeginNextN changed state:\n%s", diff)
+			}
+		})
+	}
+}

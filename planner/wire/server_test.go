@@ -1022,12 +1022,13 @@ func TestPrepareErrorCodes(t *testing.T) {
 }
 
 // KILL QUERY of a statement waiting for a sink another transaction holds
+// (an upsert sink: appending transactions do not wait for each other)
 // gets MySQL's 1317 (query execution was interrupted), not the lock wait
 // timeout 1205 a client would retry on.
 func TestKillQueryWaitingForSink(t *testing.T) {
 	ts := startServer(t, t.TempDir(), testPassword)
 	db := ts.db(testPassword)
-	mustExec(t, db, "CREATE SINK kq INTO DELTA 'kq' (id BIGINT NOT NULL)")
+	mustExec(t, db, "CREATE SINK kq INTO DELTA 'kq' (id BIGINT NOT NULL, PRIMARY KEY (id)) WITH (mode = 'upsert')")
 	ctx := context.Background()
 	holder, err := db.Conn(ctx)
 	if err != nil {
