@@ -64,8 +64,11 @@ type buffer struct {
 	// It spares an epoch that never used the table a count and a DELETE.
 	inTable bool
 
-	rows    int64
-	bytes   int64
+	rows  int64
+	bytes int64
+	// sizes mirrors rows and bytes for Sink.Metrics, which reads them
+	// without the sink's lock; nil until the sink sets it.
+	sizes   *counters
 	first   time.Time // arrival of the oldest buffered row
 	seq     int64
 	viewSeq int
@@ -164,6 +167,7 @@ func (b *buffer) append(ctx context.Context, rec arrow.RecordBatch, ops []Op, no
 	b.rows += int64(n)
 	b.bytes += RecordBytes(rec)
 	b.seq += int64(n)
+	b.publish()
 	return nil
 }
 
@@ -458,7 +462,16 @@ func (b *buffer) clear(ctx context.Context) error {
 		b.inTable = false
 	}
 	b.rows, b.bytes, b.first = 0, 0, time.Time{}
+	b.publish()
 	return nil
+}
+
+// publish mirrors the buffer's size into the sink's counters.
+func (b *buffer) publish() {
+	if b.sizes != nil {
+		b.sizes.bufRows.Store(b.rows)
+		b.sizes.bufBytes.Store(b.bytes)
+	}
 }
 
 func (b *buffer) close() error {

@@ -18,6 +18,55 @@ type Metrics struct {
 	Retries           int64 // lost commit races retried by the backend
 	LastVersion       int64
 	LastCommitSeconds float64
+	BufferedRows      int64 // rows of the open epoch not yet staged
+	BufferedBytes     int64 // their Arrow size
+	// CommitSeconds are the durations of the epochs that landed (replays
+	// skipped included), by CommitSecondsBuckets.
+	CommitSeconds DurationHistogram
+}
+
+// CommitSecondsBuckets are the upper bounds, in seconds, of the commit
+// durations' buckets: a local Delta commit takes milliseconds, an
+// object-store or catalog commit up to seconds.
+var CommitSecondsBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// DurationHistogram counts durations by upper bound.
+type DurationHistogram struct {
+	Count      uint64
+	SumSeconds float64
+	// Cumulative[i] counts the durations of at most CommitSecondsBuckets[i].
+	Cumulative []uint64
+}
+
+// durations is the live, concurrency-safe form of DurationHistogram.
+type durations struct {
+	count, sumNanos atomic.Int64
+	buckets         [len(commitBucketsNanos)]atomic.Int64 // not cumulative
+}
+
+// commitBucketsNanos are CommitSecondsBuckets in nanoseconds.
+var commitBucketsNanos = [...]int64{1e6, 2.5e6, 5e6, 1e7, 2.5e7, 5e7, 1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 3e10}
+
+func (h *durations) observe(d time.Duration) {
+	for i, b := range commitBucketsNanos {
+		if int64(d) <= b {
+			h.buckets[i].Add(1)
+			break
+		}
+	}
+	h.sumNanos.Add(int64(d))
+	h.count.Add(1) // last: a scrape never sees more in the buckets than in the count
+}
+
+func (h *durations) snapshot() DurationHistogram {
+	out := DurationHistogram{Count: uint64(h.count.Load()), SumSeconds: time.Duration(h.sumNanos.Load()).Seconds(),
+		Cumulative: make([]uint64, len(commitBucketsNanos))}
+	var run uint64
+	for i := range h.buckets {
+		run += uint64(h.buckets[i].Load())
+		out.Cumulative[i] = min(run, out.Count)
+	}
+	return out
 }
 
 // counters is the live, concurrency-safe form of Metrics.
@@ -25,6 +74,8 @@ type counters struct {
 	rows, bytes, commits, committed, rolledBack, skipped atomic.Int64
 	flushes, conflicts, retries, lastVersion             atomic.Int64
 	lastCommitNanos                                      atomic.Int64
+	bufRows, bufBytes                                    atomic.Int64 // mirrored by the buffer (buffer.publish)
+	commitDurations                                      durations
 }
 
 func (c *counters) snapshot() Metrics {
@@ -40,6 +91,9 @@ func (c *counters) snapshot() Metrics {
 		Retries:           c.retries.Load(),
 		LastVersion:       c.lastVersion.Load(),
 		LastCommitSeconds: time.Duration(c.lastCommitNanos.Load()).Seconds(),
+		BufferedRows:      c.bufRows.Load(),
+		BufferedBytes:     c.bufBytes.Load(),
+		CommitSeconds:     c.commitDurations.snapshot(),
 	}
 }
 

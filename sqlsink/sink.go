@@ -157,6 +157,7 @@ func (s *Sink) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	buf.sizes = &s.counters
 	s.buf, s.schema = buf, spec.Schema
 	if err := s.loadRules(ctx); err != nil {
 		s.closeBuffer()
@@ -192,6 +193,7 @@ func (s *Sink) reopenBuffer(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		buf.sizes = &s.counters
 		s.buf = buf
 		s.buf.setRules(s.bufRules)
 	}
@@ -483,6 +485,7 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 	s.evolved(ctx, !res.Skipped)
 	s.journal.clear() // the files are live now; a stale journal is harmless
 	s.counters.lastCommitNanos.Store(int64(res.Duration))
+	s.counters.commitDurations.observe(res.Duration)
 	if res.Skipped {
 		s.counters.skipped.Add(1)
 	} else {

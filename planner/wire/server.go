@@ -121,6 +121,7 @@ type Server struct {
 	hosts     *hostErrors
 	addr      net.Addr
 	generated string
+	stats     serverStats
 
 	mu       sync.Mutex
 	conns    map[uint32]*connState
@@ -421,6 +422,8 @@ func (h *handler) NewConnection(c *mysql.Conn) {
 	h.s.connWG.Add(1)
 	closing := h.s.closing
 	h.s.mu.Unlock()
+	h.s.stats.open.Add(1)
+	h.s.stats.total.Add(1)
 	if closing {
 		c.Close()
 	}
@@ -442,6 +445,7 @@ func (h *handler) ConnectionClosed(c *mysql.Conn) {
 		_ = sess.Close()
 	}
 	if known {
+		h.s.stats.open.Add(-1)
 		h.s.connWG.Done()
 	}
 }
@@ -543,7 +547,8 @@ func (o *heldOK) send(ctx context.Context, h *handler, c *mysql.Conn, err error,
 
 var errShutdown = mysql.NewSQLError(mysql.ERServerShutdown, mysql.SSUnknownSQLState, "lakesql: the server is shutting down")
 
-func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) error {
+func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (err error) {
+	defer func() { h.s.stats.statement(query, err) }()
 	if !h.begin(c) {
 		return errShutdown
 	}
@@ -561,7 +566,8 @@ func (h *handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cb 
 	return err
 }
 
-func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (string, error) {
+func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, cb mysql.ResultSpoolFn) (_ string, err error) {
+	defer func() { h.s.stats.statement(query, err) }()
 	if !h.begin(c) {
 		return "", errShutdown
 	}
@@ -577,7 +583,9 @@ func (h *handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	return rest, err
 }
 
-func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) ([]*querypb.Field, error) {
+func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p *mysql.PrepareData) (_ []*querypb.Field, err error) {
+	// Counted when executed; a refusal here counts as an error only.
+	defer func() { h.s.stats.statement("", err) }()
 	if !h.begin(c) {
 		return nil, errShutdown
 	}
@@ -601,7 +609,8 @@ func (h *handler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, p
 	return fields, err
 }
 
-func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) error {
+func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.PrepareData, cb func(*sqltypes.Result) error) (err error) {
+	defer func() { h.s.stats.statement(p.PrepareStmt, err) }()
 	if !h.begin(c) {
 		return errShutdown
 	}
@@ -610,7 +619,7 @@ func (h *handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, p *mysql.Pr
 	defer unwatch()
 	h.beginStatement(ctx, c)
 	padBinaryTimes(p)
-	err := checkFloatParams(p)
+	err = checkFloatParams(p)
 	var ok heldOK
 	if err == nil {
 		err = h.Handler.ComStmtExecute(ctx, c, p, func(r *sqltypes.Result) error {
