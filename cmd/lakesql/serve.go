@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakesql/lakesql/planner"
 	"github.com/lakesql/lakesql/planner/wire"
+	"github.com/lakesql/lakesql/planner/wire/metrics"
 )
 
 // shutdownGrace bounds how long serve waits for statements in flight when
@@ -46,9 +47,10 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("lakesql serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		cfg     wire.Config
-		roots   rootList
-		storage storageFlags
+		metricsListen string
+		cfg           wire.Config
+		roots         rootList
+		storage       storageFlags
 	)
 	fs.StringVar(&cfg.Listen, "listen", wire.DefaultListen, "address to listen on (host:port)")
 	fs.StringVar(&cfg.DataDir, "data", "lakesql-data", "data directory")
@@ -72,6 +74,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"release the write buffer of a sink unused this long (0: never)")
 	fs.DurationVar(&cfg.CatalogTimeout, "catalog-timeout", planner.DefaultCatalogTimeout,
 		"bound on each call to an Iceberg catalog: open, load, create, commit (0: none)")
+	fs.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://host:port/metrics (default: off)")
 	addStorageFlags(fs, &cfg.TableRoot, &storage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -122,9 +125,21 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if cfg.TableRoot != "" {
 		fmt.Fprintf(stdout, "lakesql: relative Delta locations go under %s\n", cfg.TableRoot)
 	}
-	served := make(chan error, 1)
+	var endpoint *metrics.Endpoint
+	if metricsListen != "" {
+		if endpoint, err = metrics.Listen(metricsListen, srv); err != nil {
+			fmt.Fprintf(stderr, "lakesql serve: %v\n", err)
+			_ = srv.Shutdown(context.Background())
+			return 2
+		}
+	}
+	served := make(chan error, 2)
 	go func() { served <- srv.Serve() }()
 	fmt.Fprintf(stdout, "lakesql serving on %s (data %s)\n", srv.Addr(), cfg.DataDir)
+	if endpoint != nil {
+		go func() { served <- endpoint.Serve() }()
+		fmt.Fprintf(stdout, "lakesql: metrics on http://%s/metrics\n", endpoint.Addr())
+	}
 
 	code := 0
 	select {
@@ -137,6 +152,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	stop() // a second signal kills the process the default way
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if endpoint != nil {
+		_ = endpoint.Shutdown(sctx)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		fmt.Fprintf(stderr, "lakesql serve: shutdown: %v\n", err)
 		return 1

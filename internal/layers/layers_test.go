@@ -29,7 +29,7 @@ func rank(pkg string) float64 {
 		return 3
 	case pkg == wiring:
 		return 3.5
-	case pkg == "planner" || pkg == "planner/wire" || pkg == "driver" || pkg == "sqllogictest":
+	case pkg == "planner" || pkg == "planner/wire" || pkg == "planner/wire/metrics" || pkg == "driver" || pkg == "sqllogictest":
 		return 4 // the SQL front ends
 	}
 	return 5 // programs: cmd/..., examples/..., clients/...
