@@ -217,6 +217,7 @@ func TestServeBadFlags(t *testing.T) {
 		{"--data", t.TempDir(), "--connect-timeout", "0"},
 		{"--data", t.TempDir(), "--connect-timeout", "1s"},
 		{"--data", t.TempDir(), "--max-connections", "100001"},
+		{"--listen", "127.0.0.1:0", "--data", t.TempDir(), "--metrics-listen", "nonsense"},
 	} {
 		var stderr bytes.Buffer
 		if code := serveCommand(context.Background(), args, io.Discard, &stderr); code == 0 {
