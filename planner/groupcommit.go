@@ -2,7 +2,7 @@ package planner
 
 // Group commit. A transaction that only appends to a sink does not take
 // the sink's lock when it writes: it keeps its rows (as Arrow batches, up
-// to catalogadapter's small-epoch bound) and hands them to the sink's
+// to the sink's small-epoch bound) and hands them to the sink's
 // groupCommitter at COMMIT. The COMMITs that arrive while a commit of the
 // sink is in flight wait, and the next of them to lead takes them all and
 // commits them as one table version: n transactions are epochs last+1 …
@@ -23,7 +23,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lakesql/lakesql/catalogadapter"
 	"github.com/lakesql/lakesql/sqlsink"
 )
 
@@ -34,11 +33,10 @@ type pendingRows struct {
 	bytes int64
 }
 
-// fits says whether rec may join the pending rows within the bound: the
-// small-epoch bound, or the sink's flush thresholds when lower.
-func (p *pendingRows) fits(cfg sqlsink.Config, rec arrow.RecordBatch) bool {
-	return p.rows+rec.NumRows() <= min(catalogadapter.SmallBatchRows, cfg.FlushRows) &&
-		p.bytes+sqlsink.RecordBytes(rec) <= min(catalogadapter.SmallBatchBytes, cfg.FlushBytes)
+// fits says whether rec may join the pending rows within the sink's
+// small-epoch bound.
+func (p *pendingRows) fits(sink *sqlsink.Sink, rec arrow.RecordBatch) bool {
+	return sink.KeepsSmall(p.rows+rec.NumRows(), p.bytes+sqlsink.RecordBytes(rec))
 }
 
 func (p *pendingRows) add(rec arrow.RecordBatch) {

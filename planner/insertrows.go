@@ -196,7 +196,7 @@ func (s *Session) writeRows(ctx *gms.Context, h *sinkHandle, extra []arrow.Field
 	if !kept {
 		p = &pendingRows{}
 	}
-	if s.groupable(ctx, t, h, sink, rec) && p.fits(sink.Config(), rec) {
+	if s.groupable(ctx, t, h, sink, rec) && p.fits(sink, rec) {
 		if !kept {
 			if !t.shared[h] {
 				if err := h.share(ctx); err != nil {

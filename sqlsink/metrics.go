@@ -21,8 +21,11 @@ type Metrics struct {
 	BufferedRows      int64 // rows of the open epoch not yet staged
 	BufferedBytes     int64 // their Arrow size
 	// CommitSeconds are the durations of the epochs that landed (replays
-	// skipped included), by CommitSecondsBuckets.
-	CommitSeconds DurationHistogram
+	// skipped included), by CommitSecondsBuckets; Sum is in seconds.
+	CommitSeconds Histogram
+	// GroupSizes are the epochs each table version made holds (a group
+	// commit's transactions), by GroupSizeBuckets.
+	GroupSizes Histogram
 }
 
 // CommitSecondsBuckets are the upper bounds, in seconds, of the commit
@@ -30,39 +33,47 @@ type Metrics struct {
 // object-store or catalog commit up to seconds.
 var CommitSecondsBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// DurationHistogram counts durations by upper bound.
-type DurationHistogram struct {
-	Count      uint64
-	SumSeconds float64
-	// Cumulative[i] counts the durations of at most CommitSecondsBuckets[i].
+// GroupSizeBuckets are the upper bounds of the group sizes' buckets.
+var GroupSizeBuckets = []float64{1, 2, 4, 8, 16, 32, 64}
+
+// Histogram counts observations by upper bound.
+type Histogram struct {
+	Count uint64
+	Sum   float64
+	// Cumulative[i] counts the observations of at most the i-th bound.
 	Cumulative []uint64
 }
 
-// durations is the live, concurrency-safe form of DurationHistogram.
-type durations struct {
-	count, sumNanos atomic.Int64
-	buckets         [len(commitBucketsNanos)]atomic.Int64 // not cumulative
+// The bounds of the live histograms, in the unit they observe.
+var (
+	commitBucketsNanos = [...]int64{1e6, 2.5e6, 5e6, 1e7, 2.5e7, 5e7, 1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 3e10}
+	groupSizeBounds    = [...]int64{1, 2, 4, 8, 16, 32, 64}
+)
+
+// histogram is the live, concurrency-safe form of Histogram, over at most
+// 16 bounds, which its caller passes.
+type histogram struct {
+	count, sum atomic.Int64
+	buckets    [16]atomic.Int64 // not cumulative
 }
 
-// commitBucketsNanos are CommitSecondsBuckets in nanoseconds.
-var commitBucketsNanos = [...]int64{1e6, 2.5e6, 5e6, 1e7, 2.5e7, 5e7, 1e8, 2.5e8, 5e8, 1e9, 2.5e9, 5e9, 1e10, 3e10}
-
-func (h *durations) observe(d time.Duration) {
-	for i, b := range commitBucketsNanos {
-		if int64(d) <= b {
+func (h *histogram) observe(bounds []int64, v int64) {
+	for i, b := range bounds {
+		if v <= b {
 			h.buckets[i].Add(1)
 			break
 		}
 	}
-	h.sumNanos.Add(int64(d))
+	h.sum.Add(v)
 	h.count.Add(1) // last: a scrape never sees more in the buckets than in the count
 }
 
-func (h *durations) snapshot() DurationHistogram {
-	out := DurationHistogram{Count: uint64(h.count.Load()), SumSeconds: time.Duration(h.sumNanos.Load()).Seconds(),
-		Cumulative: make([]uint64, len(commitBucketsNanos))}
+// snapshot returns the histogram, its sum times unit.
+func (h *histogram) snapshot(bounds []int64, unit float64) Histogram {
+	out := Histogram{Count: uint64(h.count.Load()), Sum: float64(h.sum.Load()) * unit,
+		Cumulative: make([]uint64, len(bounds))}
 	var run uint64
-	for i := range h.buckets {
+	for i := range bounds {
 		run += uint64(h.buckets[i].Load())
 		out.Cumulative[i] = min(run, out.Count)
 	}
@@ -75,7 +86,7 @@ type counters struct {
 	flushes, conflicts, retries, lastVersion             atomic.Int64
 	lastCommitNanos                                      atomic.Int64
 	bufRows, bufBytes                                    atomic.Int64 // mirrored by the buffer (buffer.publish)
-	commitDurations                                      durations
+	commitDurations, groupSizes                          histogram
 }
 
 func (c *counters) snapshot() Metrics {
@@ -93,7 +104,8 @@ func (c *counters) snapshot() Metrics {
 		LastCommitSeconds: time.Duration(c.lastCommitNanos.Load()).Seconds(),
 		BufferedRows:      c.bufRows.Load(),
 		BufferedBytes:     c.bufBytes.Load(),
-		CommitSeconds:     c.commitDurations.snapshot(),
+		CommitSeconds:     c.commitDurations.snapshot(commitBucketsNanos[:], 1e-9),
+		GroupSizes:        c.groupSizes.snapshot(groupSizeBounds[:], 1),
 	}
 }
 

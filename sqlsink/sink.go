@@ -485,12 +485,13 @@ func (s *Sink) CommitEpoch(ctx context.Context, e int64) (CommitResult, error) {
 	s.evolved(ctx, !res.Skipped)
 	s.journal.clear() // the files are live now; a stale journal is harmless
 	s.counters.lastCommitNanos.Store(int64(res.Duration))
-	s.counters.commitDurations.observe(res.Duration)
+	s.counters.commitDurations.observe(commitBucketsNanos[:], int64(res.Duration))
 	if res.Skipped {
 		s.counters.skipped.Add(1)
 	} else {
-		s.counters.committed.Add(1)
+		s.counters.committed.Add(s.span)
 		s.counters.commits.Add(1)
+		s.counters.groupSizes.observe(groupSizeBounds[:], s.span)
 		s.counters.rows.Add(res.Rows)
 		s.counters.lastVersion.Store(res.Version)
 	}

@@ -68,3 +68,12 @@ func concatBatches(recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
 }
+
+// KeepsSmall reports whether rows and bytes, as a caller keeping batches
+// for a later epoch counts them (with RecordBytes), stay within the
+// small-epoch bound and the sink's flush thresholds: such an epoch is
+// staged from Arrow in one file and never flushes early.
+func (s *Sink) KeepsSmall(rows, bytes int64) bool {
+	return rows <= min(catalogadapter.SmallBatchRows, s.cfg.FlushRows) &&
+		bytes <= min(catalogadapter.SmallBatchBytes, s.cfg.FlushBytes)
+}

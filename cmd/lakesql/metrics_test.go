@@ -46,6 +46,11 @@ func TestServeMetricsEndpoint(t *testing.T) {
 	}
 	exec("CREATE SINK m INTO DELTA 'lake/m' (id BIGINT NOT NULL, v VARCHAR(10))")
 	exec("INSERT INTO m VALUES (1, 'a'), (2, 'b')")
+	// An upsert sink's transaction opens its epoch at its first write (an
+	// appending one keeps its rows for a group commit), so its ROLLBACK
+	// is an epoch rolled back.
+	exec("CREATE SINK u INTO DELTA 'lake/u' (id BIGINT NOT NULL, PRIMARY KEY (id)) WITH (mode = 'upsert')")
+	exec("INSERT INTO u VALUES (1)")
 	before := scrape(t, url)
 
 	exec("INSERT INTO m VALUES (3, 'c'), (4, 'd'), (5, 'e')")
@@ -53,8 +58,10 @@ func TestServeMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec("INSERT INTO m VALUES (6, 'f')"); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"INSERT INTO m VALUES (6, 'f')", "INSERT INTO u VALUES (2)"} {
+		if _, err := tx.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
@@ -72,15 +79,29 @@ func TestServeMetricsEndpoint(t *testing.T) {
 		{"lakesql_sink_rows_total", 3},
 		{"lakesql_sink_commits_total", 1},
 		{"lakesql_sink_epochs_committed_total", 1},
-		{"lakesql_sink_epochs_rolled_back_total", 1},
+		// m's rolled-back transaction kept its rows and never opened an epoch.
+		{"lakesql_sink_epochs_rolled_back_total", 0},
 	} {
 		if d := value(t, after, c.name, sink) - value(t, before, c.name, sink); d != c.delta {
 			t.Errorf("%s moved by %v, want %v", c.name, d, c.delta)
 		}
 	}
-	if d := histCount(t, after, "lakesql_sink_commit_duration_seconds", sink) -
-		histCount(t, before, "lakesql_sink_commit_duration_seconds", sink); d != 1 {
-		t.Errorf("commit-duration histogram counted %d more commits, want 1", d)
+	upsert := map[string]string{"sink": "u"}
+	if d := value(t, after, "lakesql_sink_epochs_rolled_back_total", upsert) -
+		value(t, before, "lakesql_sink_epochs_rolled_back_total", upsert); d != 1 {
+		t.Errorf("lakesql_sink_epochs_rolled_back_total{sink=u} moved by %v, want 1", d)
+	}
+	for _, h := range []string{"lakesql_sink_commit_duration_seconds", "lakesql_group_commit_size"} {
+		if d := histCount(t, after, h, sink) - histCount(t, before, h, sink); d != 1 {
+			t.Errorf("%s counted %d more commits, want 1", h, d)
+		}
+	}
+	// One transaction per version here: the group-size sum moved by 1.
+	sum := func(f map[string]*dto.MetricFamily) float64 {
+		return metric(t, f, "lakesql_group_commit_size", sink).GetHistogram().GetSampleSum()
+	}
+	if d := sum(after) - sum(before); d != 1 {
+		t.Errorf("lakesql_group_commit_size sum moved by %v, want 1", d)
 	}
 	if v := value(t, after, "lakesql_sink_health", map[string]string{"sink": "m", "state": "healthy"}); v != 1 {
 		t.Errorf("lakesql_sink_health{state=healthy} = %v, want 1", v)
@@ -89,8 +110,8 @@ func TestServeMetricsEndpoint(t *testing.T) {
 		t.Errorf("lakesql_sink_live_files = %v, want at least the two commits' files", v)
 	}
 	if d := value(t, after, "lakesql_statements_total", map[string]string{"kind": "insert"}) -
-		value(t, before, "lakesql_statements_total", map[string]string{"kind": "insert"}); d != 2 {
-		t.Errorf("insert statements moved by %v, want 2", d)
+		value(t, before, "lakesql_statements_total", map[string]string{"kind": "insert"}); d != 3 {
+		t.Errorf("insert statements moved by %v, want 3", d)
 	}
 	// 1146: ER_NO_SUCH_TABLE.
 	if v := value(t, after, "lakesql_errors_total", map[string]string{"code": "1146"}); v < 1 {

@@ -19,10 +19,6 @@ import (
 // healthStates are the values of lakesql_sink_health's state label.
 var healthStates = []sqlsink.HealthStatus{sqlsink.Healthy, sqlsink.Degraded, sqlsink.Unhealthy}
 
-// groupCommitBuckets bound lakesql_group_commit_size. Group commit is not
-// built: every commit is a group of 1.
-var groupCommitBuckets = []float64{1, 2, 4, 8, 16, 32, 64}
-
 // scrapeTimeout bounds the reading of the tables' layouts in one scrape.
 const scrapeTimeout = 10 * time.Second
 
@@ -50,7 +46,7 @@ var (
 	connsTotal      = desc("connections_total", "Client connections accepted since the server started.")
 	statements      = desc("statements_total", "Statements run, by their first keyword (other for the rest).", "kind")
 	statementErrors = desc("errors_total", "Statements that failed, by the MySQL error code the client got.", "code")
-	groupCommit     = desc("group_commit_size", "Epochs per table commit. Group commit is not built: every commit is a group of 1.")
+	groupCommit     = desc("group_commit_size", "Epochs (transactions) per table version, by sink.", "sink")
 )
 
 // Collector reads a server's figures at scrape time.
@@ -74,10 +70,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	var commits uint64
 	for _, r := range c.srv.Engine().OpenSinkReports(ctx) {
 		collectSink(ch, r)
-		commits += uint64(r.Metrics.Commits)
 	}
 	st := c.srv.Stats()
 	ch <- prometheus.MustNewConstMetric(connsOpen, prometheus.GaugeValue, float64(st.ConnectionsOpen))
@@ -88,12 +82,6 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for code, n := range st.Errors {
 		ch <- prometheus.MustNewConstMetric(statementErrors, prometheus.CounterValue, float64(n), strconv.Itoa(code))
 	}
-	// Every commit of an open sink is a group of one epoch.
-	buckets := make(map[float64]uint64, len(groupCommitBuckets))
-	for _, b := range groupCommitBuckets {
-		buckets[b] = commits
-	}
-	ch <- prometheus.MustNewConstHistogram(groupCommit, commits, float64(commits), buckets)
 }
 
 func collectSink(ch chan<- prometheus.Metric, r planner.SinkReport) {
@@ -119,12 +107,8 @@ func collectSink(ch chan<- prometheus.Metric, r planner.SinkReport) {
 		gauge(sinkLiveFiles, r.Stats.LiveFiles)
 		gauge(sinkSmallFiles, r.Stats.SmallFiles)
 	}
-	h := m.CommitSeconds
-	buckets := make(map[float64]uint64, len(h.Cumulative))
-	for i, n := range h.Cumulative {
-		buckets[sqlsink.CommitSecondsBuckets[i]] = n
-	}
-	ch <- prometheus.MustNewConstHistogram(sinkCommitSecs, h.Count, h.SumSeconds, buckets, r.Name)
+	histogram(ch, sinkCommitSecs, m.CommitSeconds, sqlsink.CommitSecondsBuckets, r.Name)
+	histogram(ch, groupCommit, m.GroupSizes, sqlsink.GroupSizeBuckets, r.Name)
 	for _, s := range healthStates {
 		v := 0.0
 		if r.Health == s {
@@ -132,4 +116,12 @@ func collectSink(ch chan<- prometheus.Metric, r planner.SinkReport) {
 		}
 		ch <- prometheus.MustNewConstMetric(sinkHealth, prometheus.GaugeValue, v, r.Name, string(s))
 	}
+}
+
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h sqlsink.Histogram, bounds []float64, sink string) {
+	buckets := make(map[float64]uint64, len(h.Cumulative))
+	for i, n := range h.Cumulative {
+		buckets[bounds[i]] = n
+	}
+	ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets, sink)
 }
