@@ -4,9 +4,12 @@ package planner
 // go-mysql-server's BEGIN, COMMIT, ROLLBACK and autocommit drive lakesql's
 // epochs:
 //
-//   - a transaction opens an epoch on a sink at the first statement that
-//     writes rows into it, and holds the sink until it ends; an UPDATE or
-//     DELETE takes its sink before it reads the rows it changes;
+//   - a transaction that only appends small batches to a sink keeps its
+//     rows until COMMIT, which joins the sink's group commit
+//     (groupcommit.go); any other opens an epoch on a sink at the first
+//     statement that writes rows into it, and holds the sink until it
+//     ends; an UPDATE or DELETE takes its sink before it reads the rows it
+//     changes;
 //   - COMMIT (or the end of an autocommit statement) runs PreCommit and
 //     CommitEpoch on every sink the transaction touched, one table version
 //     each; ROLLBACK discards them;
