@@ -14,8 +14,10 @@ import (
 // state (every live file); the commit that made it due has landed and need
 // not wait, and readers replay a few more log entries until it is there.
 type checkpointer struct {
-	mu      sync.Mutex
-	running map[string]bool // table paths with a checkpoint being written
+	mu sync.Mutex
+	// running holds the table paths with a checkpoint being written; the
+	// channel closes when it is done.
+	running map[string]chan struct{}
 	// failed holds each table's last checkpoint failure until one of its
 	// checkpoints succeeds. A failed checkpoint costs readers time, never
 	// rows: the provider reports it as degraded health.
@@ -34,13 +36,14 @@ type checkpointer struct {
 func (c *checkpointer) start(path string, t *delta.Table, version int64, conf map[string]string, cleanup bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.running[path] {
+	if c.closed || c.running[path] != nil {
 		return
 	}
 	if c.running == nil {
-		c.running, c.failed = map[string]bool{}, map[string]error{}
+		c.running, c.failed = map[string]chan struct{}{}, map[string]error{}
 	}
-	c.running[path] = true
+	done := make(chan struct{})
+	c.running[path] = done
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -60,6 +63,7 @@ func (c *checkpointer) start(path string, t *delta.Table, version int64, conf ma
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		delete(c.running, path)
+		close(done)
 		if err != nil {
 			c.failed[path] = err
 		} else {
@@ -73,6 +77,24 @@ func (c *checkpointer) failure(path string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.failed[path]
+}
+
+// waitFor returns once the table's checkpoint being written, if any, is
+// done, or when ctx ends. A report of the table's state waits for it, so
+// that what it says does not depend on how fast the background ran.
+func (c *checkpointer) waitFor(ctx context.Context, path string) error {
+	c.mu.Lock()
+	done := c.running[path]
+	c.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // wait returns once the checkpoints being written are done.

@@ -375,7 +375,12 @@ func (p *Provider) commitCompaction(ctx context.Context, t *delta.Table, tpath s
 		if attempt >= p.opts.MaxRetries {
 			return delta.CommitResult{}, attempt, fmt.Errorf("%w: gave up after %d attempts: %w", catalogadapter.ErrConflict, attempt+1, err)
 		}
-		if err := backoff.Sleep(ctx, backoff.Equal(p.opts.BaseBackoff, p.opts.MaxBackoff, attempt)); err != nil {
+		// A short ceiling on the backoff: the rival is nearly always an
+		// append, which the rebase above admits, and appenders that commit
+		// back to back win every race against a doubling wait (a
+		// compaction of a busy table would land only once they paused).
+		// One compaction runs per table and process, so it herds no one.
+		if err := backoff.Sleep(ctx, backoff.Equal(p.opts.BaseBackoff, min(4*p.opts.BaseBackoff, p.opts.MaxBackoff), attempt)); err != nil {
 			return delta.CommitResult{}, attempt, fmt.Errorf("retry after a lost race at version %d: %w", ce.Version, err)
 		}
 	}

@@ -11,8 +11,13 @@ import (
 var _ catalogadapter.Inspector = (*Provider)(nil)
 
 // Stats implements catalogadapter.Inspector. It lists the log once, for
-// the checkpoint and the oldest readable version.
+// the checkpoint and the oldest readable version, after the checkpoint
+// this process is writing for the table, if any.
 func (p *Provider) Stats(ctx context.Context, id catalogadapter.TableIdent, smallFile int64) (catalogadapter.TableStats, error) {
+	tpath, _ := tablePath(id)
+	if err := p.checkpoints.waitFor(ctx, tpath); err != nil {
+		return catalogadapter.TableStats{}, fmt.Errorf("stats of %s: %w", id.Name, err)
+	}
 	t, snap, err := p.latest(ctx, id)
 	if err != nil {
 		return catalogadapter.TableStats{}, err
@@ -46,7 +51,6 @@ func (p *Provider) Stats(ctx context.Context, id catalogadapter.TableIdent, smal
 	st.VersionsSinceCheckpoint = snap.Version - cp
 	// The oldest readable: the log's oldest, or the last VACUUM's when later.
 	st.OldestVersion = lr.Oldest
-	tpath, _ := tablePath(id)
 	if vac, ok, err := p.oldestVacuumed(ctx, t, tpath, snap.Version, lr.Oldest); err != nil {
 		return st, fmt.Errorf("stats of %s: %w", id.Name, readError(id.Name, err))
 	} else if ok && vac > st.OldestVersion {

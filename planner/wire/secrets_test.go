@@ -17,7 +17,9 @@ import (
 func TestProcessListMasksSecrets(t *testing.T) {
 	ts := startServer(t, t.TempDir(), testPassword)
 	db := ts.db(testPassword)
-	mustExec(t, db, "CREATE SINK pl INTO DELTA 'pl' (id BIGINT NOT NULL)")
+	// An upsert sink: its writers wait for each other (appending
+	// transactions would not).
+	mustExec(t, db, "CREATE SINK pl INTO DELTA 'pl' (id BIGINT NOT NULL, PRIMARY KEY (id)) WITH (mode = 'upsert')")
 	ctx := context.Background()
 	holder, err := db.Conn(ctx)
 	if err != nil {
