@@ -98,29 +98,42 @@ func wantErr(err error, code uint16, state string) error {
 
 // version is the sink's Table_version from SHOW SINK STATUS.
 func (s *scenario) version(ctx context.Context, sink string) (int64, error) {
+	_, v, err := s.status(ctx, sink)
+	return v, err
+}
+
+// status is the sink's Last_epoch (0 before its first commit) and
+// Table_version from SHOW SINK STATUS.
+func (s *scenario) status(ctx context.Context, sink string) (epoch, version int64, err error) {
 	rs, err := s.text.QueryContext(ctx, "SHOW SINK STATUS "+sink)
 	if err != nil {
-		return 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
+		return 0, 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
 	}
 	defer rs.Close()
 	cols, err := rs.Columns()
 	if err != nil || len(cols) < 4 || !rs.Next() {
-		return 0, fmt.Errorf("SHOW SINK STATUS %s: no row (%v, %v)", sink, err, rs.Err())
+		return 0, 0, fmt.Errorf("SHOW SINK STATUS %s: no row (%v, %v)", sink, err, rs.Err())
 	}
-	// Table_version is the fourth column; the others are read and dropped.
+	// Last_epoch and Table_version are the third and fourth columns; the
+	// others are read and dropped.
 	cells := make([]sql.NullString, len(cols))
 	dest := make([]any, len(cols))
 	for i := range cells {
 		dest[i] = &cells[i]
 	}
 	if err := rs.Scan(dest...); err != nil {
-		return 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
+		return 0, 0, fmt.Errorf("SHOW SINK STATUS %s: %w", sink, err)
 	}
-	ver := cells[3]
-	if !ver.Valid {
-		return 0, fmt.Errorf("SHOW SINK STATUS %s: Table_version is NULL", sink)
+	if cells[2].Valid {
+		if epoch, err = strconv.ParseInt(cells[2].String, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("SHOW SINK STATUS %s: Last_epoch: %w", sink, err)
+		}
 	}
-	return strconv.ParseInt(ver.String, 10, 64)
+	if !cells[3].Valid {
+		return 0, 0, fmt.Errorf("SHOW SINK STATUS %s: Table_version is NULL", sink)
+	}
+	version, err = strconv.ParseInt(cells[3].String, 10, 64)
+	return epoch, version, err
 }
 
 // grew checks that the sink's Table_version is before+delta.

@@ -221,6 +221,12 @@ async function main() {
     const v = rows[0].Table_version;
     return v === null ? -1 : Number(String(v));
   };
+  const lastEpoch = async (sink) => {
+    const { rows } = await conn.query(`SHOW SINK STATUS ${sink}`);
+    if (rows.length !== 1) throw new Mismatch(`SHOW SINK STATUS ${sink}: expected 1 row, got ${rows.length}`);
+    const e = rows[0].Last_epoch;
+    return e === null ? 0 : Number(String(e));
+  };
   const count = async (sql, params) => {
     const { rows } = await conn.query(sql, params);
     return Number(String(Object.values(rows[0])[0]));
@@ -494,8 +500,10 @@ async function main() {
 
   // 8. Concurrency: 16 connections x 50 autocommit INSERTs.
   let v0 = 0;
+  let e0 = 0;
   await t.check('conc 16 connections x 50 autocommit INSERTs acknowledged', async () => {
     v0 = await version('conc');
+    e0 = await lastEpoch('conc');
     const conns = await Promise.all(Array.from({ length: 16 }, () => A.connect(env)));
     const errs = [];
     await Promise.all(conns.map(async (c, k) => {
@@ -512,7 +520,13 @@ async function main() {
   });
   await t.check('conc count(*) 800', async () => expect('', 800, await count('SELECT count(*) FROM conc')));
   await t.check('conc count(DISTINCT id) 800', async () => expect('', 800, await count('SELECT count(DISTINCT id) FROM conc')));
-  await t.check('conc +800 versions', async () => expect('version delta: ', 800, (await version('conc')) - v0));
+  // Group commit: COMMITs that meet land as one version of consecutive
+  // epochs, so each INSERT is an epoch, not a version.
+  await t.check('conc +800 epochs', async () => expect('epoch delta: ', 800, (await lastEpoch('conc')) - e0));
+  await t.check('conc +1..800 versions', async () => {
+    const d = (await version('conc')) - v0;
+    if (d < 1 || d > 800) throw new Mismatch(`version delta: expected 1..800, got ${d}`);
+  });
 
   await conn.close().catch(() => {});
   return t.summary();
