@@ -491,9 +491,16 @@ func (r *schemaRun) must(c catalogadapter.SchemaChange) {
 // existing name, adding an existing one. Nothing may change.
 func (r *schemaRun) refused() {
 	m := r.model
-	c := m.cols[1+r.rng.IntN(len(m.cols)-1)]
+	kind := r.rng.IntN(4)
+	if len(m.cols) < 2 {
+		kind = 3 // only id is left: the others need a column beside it
+	}
+	var c scCol
+	if kind != 3 {
+		c = m.cols[1+r.rng.IntN(len(m.cols)-1)]
+	}
 	var ch catalogadapter.SchemaChange
-	switch r.rng.IntN(4) {
+	switch kind {
 	case 3:
 		ch = catalogadapter.SchemaChange{Kind: catalogadapter.DropColumn, Column: "id"} // the upsert sink's key
 	case 0:

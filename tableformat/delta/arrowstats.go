@@ -169,7 +169,52 @@ func (b *bounds) floatBounds(rows []int, value func(int) float64, bits int) {
 		b.found = false
 		return
 	}
-	b.minText, b.maxText = strconv.FormatFloat(lo, 'g', -1, bits), strconv.FormatFloat(hi, 'g', -1, bits)
+	b.minText, b.maxText = floatText(lo, bits), floatText(hi, bits)
+}
+
+// floatText spells a bound as DuckDB's statistics do: the shortest text
+// that reads back as the value, unless that text is ambiguous for a
+// float32 (strconv takes it, DuckDB does not): it lies exactly on the
+// rounding boundary between the value and its neighbour (34240050 for
+// 34240048, read back only by rounding the tie to even), or the value
+// lies exactly halfway between two shortest candidates (57833.8125
+// between 57833.812 and 57833.813). Then the value is spelled as the
+// float64 it is, as DuckDB does. (DuckDB also spells a few float32 values
+// above 10^8 so, whose shortest text is not ambiguous: every reader reads
+// both spellings back as the same float32.)
+func floatText(v float64, bits int) string {
+	short := strconv.FormatFloat(v, 'g', -1, bits)
+	if bits != 32 || v == 0 || math.IsInf(v, 0) {
+		return short
+	}
+	exact := strconv.FormatFloat(v, 'g', -1, 64)
+	if d := significand(exact); len(d) == len(significand(short))+1 && d[len(d)-1] == '5' {
+		return exact
+	}
+	r, ok := new(big.Rat).SetString(short)
+	if !ok {
+		return short
+	}
+	f := float32(v)
+	for _, n := range []float32{math.Nextafter32(f, float32(math.Inf(1))), math.Nextafter32(f, float32(math.Inf(-1)))} {
+		if math.IsInf(float64(n), 0) {
+			continue
+		}
+		mid := new(big.Rat).Add(new(big.Rat).SetFloat64(v), new(big.Rat).SetFloat64(float64(n)))
+		if mid.Quo(mid, big.NewRat(2, 1)).Cmp(r) == 0 {
+			return exact
+		}
+	}
+	return short
+}
+
+// significand is the significant digits of a 'g' formatted number.
+func significand(s string) string {
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(s, "-"), ".", ""), "0")
+	return s
 }
 
 // dateText spells days since 1970 as DuckDB does, for years 1 to 9999
