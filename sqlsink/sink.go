@@ -43,7 +43,7 @@ type Sink struct {
 	mu       sync.Mutex
 	m        *Machine
 	buf      *buffer
-	journal  journal
+	journal  *journal
 	schema   *arrow.Schema
 	counters counters
 	maint    maintenance
@@ -148,6 +148,7 @@ func (s *Sink) open(ctx context.Context) error {
 			return fmt.Errorf("recover last epoch: %w", err)
 		}
 	}
+	s.journal.close() // a reopen's journal replaces the last one's
 	s.journal = newJournal(s.cfg.StateDir, s.cfg.WriterID, id)
 	landed := func(e int64) bool { return ok && e <= last }
 	if err := s.journal.recover(ctx, p, id, landed); err != nil {
@@ -656,7 +657,7 @@ func (s *Sink) Close() error {
 	if _, open := s.m.Close(); open {
 		s.discard(context.Background())
 	}
-	return s.closeBuffer()
+	return errors.Join(s.closeBuffer(), s.journal.close())
 }
 
 // State returns the sink's lifecycle state.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // File syncs the file at path to disk.
@@ -49,4 +50,21 @@ func Up(dir, stop string) error {
 		}
 		dir = filepath.Dir(dir)
 	}
+}
+
+// Files syncs the files at paths and the folders from dir up to stop (as
+// Up) all at once, and returns when every sync is done. Each sync is a
+// disk flush waited for in turn otherwise; issued together, the file
+// system commits them in one journal flush or a few, and a file and the
+// folder entry naming it are durable when Files returns, as they would
+// be one after the other.
+func Files(paths []string, dir, stop string) error {
+	errs := make([]error, len(paths)+1)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() { errs[i] = File(p) })
+	}
+	errs[len(paths)] = Up(dir, stop)
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -113,7 +113,7 @@ func (s *LocalStorage) PutFile(_ context.Context, key, path string) error {
 		}
 	}
 	// Partition directories may be new: each one's entry is in its parent.
-	if err := errors.Join(fsync.File(dst), fsync.Up(filepath.Dir(dst), s.Root)); err != nil {
+	if err := fsync.Files([]string{dst}, filepath.Dir(dst), s.Root); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
 	return nil

@@ -154,12 +154,11 @@ func CopyQuery(ctx context.Context, tbl *table.Table, conn *sql.Conn, query stri
 // parent (the table's data folder, where dir is new): DuckDB's COPY does
 // not, and a commit naming the files follows.
 func syncWritten(dir string, names []string) error {
-	for _, n := range names {
-		if err := fsync.File(filepath.Join(dir, n)); err != nil {
-			return fmt.Errorf("sync written data files: %w", err)
-		}
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = filepath.Join(dir, n)
 	}
-	if err := fsync.Up(dir, filepath.Dir(dir)); err != nil {
+	if err := fsync.Files(paths, dir, filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("sync written data files: %w", err)
 	}
 	return nil

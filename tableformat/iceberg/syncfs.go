@@ -128,9 +128,10 @@ type syncedFile struct {
 }
 
 func (f syncedFile) Close() error {
+	var derr error
+	done := make(chan struct{})
+	go func() { defer close(done); derr = fsync.Up(filepath.Dir(f.Name()), f.stop) }()
 	serr := f.Sync()
-	if err := errors.Join(serr, f.File.Close()); err != nil {
-		return err
-	}
-	return fsync.Up(filepath.Dir(f.Name()), f.stop)
+	<-done
+	return errors.Join(serr, f.File.Close(), derr)
 }
