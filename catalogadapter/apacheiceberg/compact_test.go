@@ -571,6 +571,48 @@ func TestStageExpired(t *testing.T) {
 	checkRows(t, p, db, dir, rowStrings(row{ID: 2}))
 }
 
+// TestStageExpiredUnstamped: files iceberg-go's own writer names carry no
+// stamp (WriteBatch, the small-epoch path); their receipt's stage time
+// bounds them as a stamp would.
+func TestStageExpiredUnstamped(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	p := New(cat, Options{Now: func() time.Time { return now }})
+	db := providertest.OpenDuckDB(t)
+	createOrders(t, p)
+	old, err := p.StageSmall(ctx, ordersID, batch(t, row{ID: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, _, err := decodeReceipts([]catalogadapter.Receipt{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stagename.Stamp(staged[0].Path); ok {
+		t.Fatalf("iceberg-go's writer named %s with a stamp: the test needs an unstamped path", staged[0].Path)
+	}
+	now = now.Add(catalogadapter.StageLifetime + time.Minute)
+	_, err = p.Commit(ctx, ordersID, []catalogadapter.Receipt{old}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1})
+	if !errors.Is(err, catalogadapter.ErrStageExpired) {
+		t.Fatalf("expired unstamped stage: %v, want ErrStageExpired", err)
+	}
+	fresh, err := p.StageSmall(ctx, ordersID, batch(t, row{ID: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(catalogadapter.StageLifetime - time.Minute)
+	if _, err := p.Commit(ctx, ordersID, []catalogadapter.Receipt{fresh}, catalogadapter.CommitOptions{WriterID: "w", Epoch: 1}); err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, p, db, dir, rowStrings(row{ID: 2}))
+}
+
 // TestCompactDayPartitions: a table partitioned by day(ts) compacts each
 // day's files into one, rows (timestamps included) unchanged.
 func TestCompactDayPartitions(t *testing.T) {

@@ -31,6 +31,10 @@ type receiptMeta struct {
 	// snapshot the deleted rows were found in (-1: the table was empty):
 	// data committed after it may hold keys the deletes missed.
 	DVRead *int64 `json:"dv_read_snapshot,omitempty"`
+	// StagedAtMs is when files whose paths carry no stage stamp (written
+	// by iceberg-go's own writer) were staged, in Unix milliseconds by the
+	// provider's clock; Commit judges their age by it (stageage.go).
+	StagedAtMs int64 `json:"staged_at_ms,omitempty"`
 }
 
 // receipt turns written files into a receipt. Rows and Files count data
@@ -139,12 +143,17 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 		out.Release()
 		return receipt(tbl.Metadata(), nil)
 	}
+	staged := p.opts.Now()
 	recs := func(yield func(arrow.RecordBatch, error) bool) { yield(out, nil) }
 	files, err := icetable.WriteFiles(ctx, tbl, out.Schema(), recs, p.targetFileSize())
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: %w", id, mapErr(err))
 	}
-	return receipt(tbl.Metadata(), files)
+	r, err := receipt(tbl.Metadata(), files)
+	if err != nil {
+		return r, err
+	}
+	return stamped(r, staged)
 }
 
 // conform builds a record with exactly the table's columns, in order.
@@ -269,14 +278,20 @@ func (p *Provider) StageSQL(ctx context.Context, id catalogadapter.TableIdent, q
 	for _, c := range source.Columns {
 		names = append(names, c.Name)
 	}
+	staged := p.opts.Now()
 	files, err := p.writeRows(ctx, tbl, conn, query, names, p.targetFileSize())
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("stage SQL into %s: %w", id, err)
 	}
+	receiptFor := receipt
 	if len(source.Evolve) > 0 {
-		return evolvedReceipt(tbl.Metadata(), files)
+		receiptFor = evolvedReceipt
 	}
-	return receipt(tbl.Metadata(), files)
+	r, err := receiptFor(tbl.Metadata(), files)
+	if err != nil {
+		return r, err
+	}
+	return stamped(r, staged)
 }
 
 // writeRows writes the rows of query, whose columns are names, as data
