@@ -2,6 +2,7 @@ package catalogadapter
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -104,9 +105,16 @@ type ArrowStager interface {
 // append epoch of at most SmallBatchRows rows and SmallBatchBytes bytes
 // that is still in Arrow.
 type SmallStager interface {
-	// StageSmall stages rec's rows like WriteBatch.
+	// StageSmall stages rec's rows like WriteBatch, or returns
+	// ErrNotSmall, having written nothing, where StageSQL serves the
+	// table better.
 	StageSmall(ctx context.Context, id TableIdent, rec arrow.RecordBatch) (Receipt, error)
 }
+
+// ErrNotSmall is StageSmall's answer for a table whose small batches go
+// through StageSQL after all (an Iceberg table on object storage, whose
+// StageSQL keeps a copy of what it uploads in the read cache).
+var ErrNotSmall = errors.New("the batch is staged through StageSQL")
 
 // The bounds of a small batch (SmallStager). Writing one row group with
 // arrow-go beats DuckDB's COPY up to far more rows than this; past it the

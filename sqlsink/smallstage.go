@@ -2,6 +2,7 @@ package sqlsink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,7 +17,7 @@ import (
 // DuckDB's planning of the COPY costs more than the whole write does in
 // arrow-go. ok is false when the flush is not one (too big, rows already
 // in the DuckDB table, a schema change in flight, a provider without the
-// interface); the caller then stages it with StageSQL.
+// interface or declining it); the caller then stages it with StageSQL.
 func (s *Sink) stageSmall(ctx context.Context) (r catalogadapter.Receipt, ok bool, err error) {
 	b := s.buf
 	ss, can := s.cfg.Provider.(catalogadapter.SmallStager)
@@ -30,6 +31,9 @@ func (s *Sink) stageSmall(ctx context.Context) (r catalogadapter.Receipt, ok boo
 	}
 	defer rec.Release()
 	r, err = ss.StageSmall(ctx, s.cfg.Table, rec)
+	if errors.Is(err, catalogadapter.ErrNotSmall) {
+		return catalogadapter.Receipt{}, false, nil
+	}
 	if err != nil {
 		return catalogadapter.Receipt{}, true, fmt.Errorf("stage %d rows: %w", rec.NumRows(), err)
 	}

@@ -135,6 +135,11 @@ func (p *Provider) WriteBatch(ctx context.Context, id catalogadapter.TableIdent,
 	if err != nil {
 		return catalogadapter.Receipt{}, err
 	}
+	return p.writeBatch(ctx, id, tbl, rec)
+}
+
+// writeBatch is WriteBatch into the table as loaded.
+func (p *Provider) writeBatch(ctx context.Context, id catalogadapter.TableIdent, tbl *table.Table, rec arrow.RecordBatch) (catalogadapter.Receipt, error) {
 	out, err := conform(ctx, tbl, rec)
 	if err != nil {
 		return catalogadapter.Receipt{}, fmt.Errorf("write batch to %s: %w", id, err)
