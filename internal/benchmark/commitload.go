@@ -133,3 +133,21 @@ func checkRows(ctx context.Context, conn *sql.Conn, table string, n int) error {
 func commitFigures(lat []time.Duration) map[string]float64 {
 	return map[string]float64{"p50_ms": ms(quantile(lat, .50)), "p99_ms": ms(quantile(lat, .99))}
 }
+
+// tenthsFigures are the mean latencies of the first and the last tenth of
+// a load's commits, in the order they were made: a last tenth slower than
+// the first says the cost of a commit grows with the table's history.
+func tenthsFigures(lat []time.Duration) map[string]float64 {
+	k := len(lat) / 10
+	if k == 0 {
+		return nil
+	}
+	mean := func(ds []time.Duration) float64 {
+		var sum time.Duration
+		for _, d := range ds {
+			sum += d
+		}
+		return ms(sum) / float64(len(ds))
+	}
+	return map[string]float64{"first_tenth_ms": mean(lat[:k]), "last_tenth_ms": mean(lat[len(lat)-k:])}
+}

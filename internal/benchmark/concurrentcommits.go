@@ -127,7 +127,9 @@ func sinkCommits(ctx context.Context, lake *lakesqlServer, conns []*sql.Conn, si
 	if err := lake.exec(ctx, "DROP SINK "+sink); err != nil {
 		return Sample{}, err
 	}
+	tenths := tenthsFigures(lat) // before commitFigures sorts lat
 	s := Sample{Value: float64(n) / wall.Seconds(), Extra: commitFigures(lat)}
+	maps.Copy(s.Extra, tenths)
 	maps.Copy(s.Extra, versionFigures(n, v0, c0, v1, c1))
 	return s, nil
 }

@@ -74,7 +74,9 @@ func setupSmallBatches(ctx context.Context, env Env, n int) (Sides, error) {
 			if err := lake.exec(ctx, "DROP SINK "+sink); err != nil {
 				return Sample{}, err
 			}
+			tenths := tenthsFigures(lat) // before commitFigures sorts lat
 			s := Sample{Value: float64(n) / wall.Seconds(), Extra: commitFigures(lat)}
+			maps.Copy(s.Extra, tenths)
 			maps.Copy(s.Extra, versionFigures(n/smallBatchRows, v0, c0, v1, c1))
 			lastLakesql = s.Value
 			return s, nil
