@@ -87,7 +87,7 @@ func startMariaDB(ctx context.Context, dir string) (*mariadbServer, error) {
 	initCmd := exec.CommandContext(ctx, install, append([]string{"--no-defaults", "--datadir=" + data,
 		"--auth-root-authentication-method=normal", "--skip-test-db"}, user...)...)
 	if out, err := initCmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("mariadb-install-db: %w\n%s", err, tail(out, 2000))
+		return nil, fmt.Errorf("mariadb-install-db: %w\n%s", err, logTail(out, 2000))
 	}
 	// A Unix socket path is limited to about 100 bytes; the workload's
 	// folder may be deeper than that, so the socket gets a short one.
@@ -117,7 +117,7 @@ func startMariaDB(ctx context.Context, dir string) (*mariadbServer, error) {
 	go func() { m.exited <- cmd.Wait() }()
 	if err := m.waitReady(ctx, port); err != nil {
 		log, _ := os.ReadFile(errLog)
-		return nil, errors.Join(fmt.Errorf("mariadbd on port %d: %w\n%s", port, err, tail(log, 2000)), m.Close())
+		return nil, errors.Join(fmt.Errorf("mariadbd on port %d: %w\n%s", port, err, logTail(log, 2000)), m.Close())
 	}
 	return m, nil
 }
@@ -200,8 +200,8 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// tail is the end of a log, for an error message.
-func tail(b []byte, n int) string {
+// logTail is the end of a log, for an error message.
+func logTail(b []byte, n int) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > n {
 		s = "..." + s[len(s)-n:]
