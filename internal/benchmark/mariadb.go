@@ -33,7 +33,7 @@ type mariadbServer struct {
 
 // errNoMariaDB says mariadbd is not installed; the workloads then leave
 // the MariaDB figures out and say so.
-var errNoMariaDB = errors.New("mariadbd not found in PATH or /usr/sbin")
+var errNoMariaDB = errors.New("mariadbd not found in PATH, /usr/sbin or /usr/bin")
 
 // mariadbDirs are where findMariaDB looks beyond PATH (Debian puts
 // mariadbd in /usr/sbin, often not in a user's PATH); a variable so that a
