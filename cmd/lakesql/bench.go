@@ -22,7 +22,7 @@ const benchUsage = `Usage: lakesql bench [--quick] [--json] [--only NAME[,NAME..
 Runs lakesql's workloads against a reference doing the same job in the same
 process, A B A B, and prints each one's median figures, their range, the
 ratio lakesql / reference and its target. --quick uses smaller sizes
-(minutes, not a quarter of an hour). Progress goes to stderr.
+(minutes, not the full run's half hour and more). Progress goes to stderr.
 
 Workloads:
 `

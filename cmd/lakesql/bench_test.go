@@ -29,7 +29,7 @@ func TestBenchChild(t *testing.T) {
 // tinySizes make every workload a matter of seconds.
 var tinySizes = map[string]int{
 	"ingest-arrow": 20_000, "ingest-arrow-partitioned": 20_000, "ingest-wire": 3_000,
-	"commit-latency": 5, "open-long-history": 30, "open-300k": 2_000, "upsert": 20_000, "select-agg": 20_000,
+	"commit-latency": 5, "concurrent-commits": 48, "small-batches": 100, "open-long-history": 30, "open-300k": 2_000, "upsert": 20_000, "select-agg": 20_000,
 	"ingest-iceberg": 20_000, "memory": 100_000,
 	"small-files": 60, "optimize": 200, "storage": 5,
 	"upsert-dv": 20_000, "delete-dv": 20_000, "startup": 2,

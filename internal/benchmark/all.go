@@ -7,6 +7,8 @@ func All() []Workload {
 		IngestArrow(true),
 		IngestWire(),
 		CommitLatency(),
+		ConcurrentCommits(),
+		SmallBatches(),
 		OpenLongHistory(),
 		Open300k(),
 		Upsert(),

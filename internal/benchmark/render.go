@@ -87,6 +87,9 @@ func notes(r Result) string {
 	if len(r.LakesqlExtra) > 0 || len(r.RefExtra) > 0 {
 		fmt.Fprintf(&b, "; lakesql %s; reference %s", extraText(r.LakesqlExtra), extraText(r.RefExtra))
 	}
+	if r.Note != "" {
+		fmt.Fprintf(&b, "; note: %s", r.Note)
+	}
 	b.WriteString("\n")
 	return b.String()
 }
@@ -128,6 +131,7 @@ type jsonResult struct {
 	ReferenceSpreadPct float64            `json:"reference_spread_pct"`
 	PairedRatio        float64            `json:"paired_ratio"`
 	ReferenceDescribed string             `json:"reference_is"`
+	Note               string             `json:"note,omitempty"`
 	LakesqlExtra       map[string]float64 `json:"lakesql_extra,omitempty"`
 	ReferenceExtra     map[string]float64 `json:"reference_extra,omitempty"`
 	ElapsedSeconds     float64            `json:"elapsed_s"`
@@ -146,7 +150,7 @@ func WriteJSON(w io.Writer, rs []Result) error {
 			Size: r.Size, N: r.N, Runs: r.Runs,
 			LakesqlMin: finite(r.Lakesql.Min), LakesqlMax: finite(r.Lakesql.Max), LakesqlSpreadPct: finite(r.Lakesql.SpreadPct),
 			ReferenceMin: finite(r.Ref.Min), ReferenceMax: finite(r.Ref.Max), ReferenceSpreadPct: finite(r.Ref.SpreadPct),
-			PairedRatio: finite(r.PairedRatio), ReferenceDescribed: r.Reference,
+			PairedRatio: finite(r.PairedRatio), ReferenceDescribed: r.Reference, Note: r.Note,
 			LakesqlExtra: r.LakesqlExtra, ReferenceExtra: r.RefExtra,
 			ElapsedSeconds: math.Round(r.Elapsed.Seconds()*10) / 10,
 		}

@@ -56,6 +56,8 @@ type Result struct {
 	// LakesqlExtra and RefExtra are the medians of each side's further
 	// figures (Sample.Extra).
 	LakesqlExtra, RefExtra map[string]float64
+	// Note is what the sides said beside the figures (see Noter).
+	Note string
 	// Unavailable says why the workload did not run; Err why it failed.
 	Unavailable string
 	Err         error
@@ -155,6 +157,9 @@ func runOne(ctx context.Context, w Workload, opts Options, log io.Writer) (r Res
 	if err != nil {
 		r.Err = fmt.Errorf("setup: %w", err)
 		return r
+	}
+	if n, ok := sides.(Noter); ok {
+		r.Note = n.Note()
 	}
 	defer func() {
 		if err := sides.Close(); err != nil && r.Err == nil {

@@ -176,8 +176,8 @@ func TestSelect(t *testing.T) {
 		t.Errorf("unknown name: %v", err)
 	}
 	all, _ := Select(All(), nil)
-	if len(all) != 16 {
-		t.Errorf("%d workloads, want 16 (the issues' 9, issue 18's small-files, optimize and storage, issue 19's upsert-dv and delete-dv, issue 20's startup and open-300k)", len(all))
+	if len(all) != 18 {
+		t.Errorf("%d workloads, want 18 (the issues' 9, issue 18's small-files, optimize and storage, issue 19's upsert-dv and delete-dv, issue 20's startup and open-300k, group commit's concurrent-commits and small-batches)", len(all))
 	}
 	for _, w := range all {
 		if w.Quick.Runs < 3 || w.Full.Runs < 3 || w.Quick.N <= 0 || w.Full.N < w.Quick.N || w.Setup == nil || w.Describe == nil {

@@ -45,6 +45,14 @@ type Sides interface {
 	Close() error
 }
 
+// Noter is implemented by Sides with something to say beside the
+// figures, such as a further reference that is not installed on this
+// machine (and whose figures are therefore absent); the runner puts the
+// note in the result, the text under the table and the JSON line.
+type Noter interface {
+	Note() string
+}
+
 // Sample is one run's figure in the workload's unit, and any further
 // figures worth reporting (keyed by name with their unit: "p50_ms").
 type Sample struct {
@@ -72,7 +80,10 @@ type Env struct {
 type sidesFuncs struct {
 	lakesql, reference func(ctx context.Context) (Sample, error)
 	close              func() error
+	note               string
 }
+
+func (s sidesFuncs) Note() string { return s.note }
 
 func (s sidesFuncs) Lakesql(ctx context.Context) (Sample, error)   { return s.lakesql(ctx) }
 func (s sidesFuncs) Reference(ctx context.Context) (Sample, error) { return s.reference(ctx) }
