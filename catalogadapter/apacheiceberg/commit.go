@@ -27,8 +27,8 @@ const SummaryOperation = "lakesql.operation"
 // Commit implements catalogadapter.Provider with our own retry loop, since
 // iceberg-go's SQL, Hive and Hadoop catalogs do not retry a lost race.
 // Receipts whose files were staged longer ago than
-// catalogadapter.StageLifetime (the stamp in their paths, else the
-// receipt's stage time, by the Now option's clock) are refused first
+// catalogadapter.StageLifetime (the stamp in their paths, else the stage
+// time their receipt recorded, by the Now option's clock) are refused first
 // (ErrStageExpired). Each attempt
 //  1. loads the table afresh;
 //  2. checks the exactly-once record: when the main branch already holds
@@ -75,7 +75,7 @@ func (p *Provider) Commit(ctx context.Context, id catalogadapter.TableIdent, rec
 	if err != nil {
 		return fail(err)
 	}
-	if err := p.checkStageAge(receipts); err != nil {
+	if err := p.checkStageAge(staged); err != nil {
 		return fail(err)
 	}
 	recordEpoch := opts.Epoch >= 0 && opts.WriterID != ""

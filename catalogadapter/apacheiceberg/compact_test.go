@@ -533,12 +533,7 @@ func TestStageExpired(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	p := New(cat, Options{Now: func() time.Time { return now }})
+	p := openProviderAt(t, dir, &now)
 	db := providertest.OpenDuckDB(t)
 	createOrders(t, p)
 	old, err := p.StageSQL(ctx, ordersID, db, catalogadapter.Source{Query: rowSQL(row{ID: 1})})
@@ -578,12 +573,7 @@ func TestStageExpiredUnstamped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	cat, err := icetable.OpenCatalog(ctx, icetable.CatalogConfig{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
-	p := New(cat, Options{Now: func() time.Time { return now }})
+	p := openProviderAt(t, dir, &now)
 	db := providertest.OpenDuckDB(t)
 	createOrders(t, p)
 	old, err := p.StageSmall(ctx, ordersID, batch(t, row{ID: 1}))

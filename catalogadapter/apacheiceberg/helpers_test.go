@@ -41,6 +41,18 @@ func openProvider(t testing.TB, dir string) *Provider {
 	return New(cat, Options{BaseBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 }
 
+// openProviderAt is a provider on a fresh catalog in dir whose clock reads
+// *now, for tests that move it.
+func openProviderAt(t testing.TB, dir string, now *time.Time) *Provider {
+	t.Helper()
+	cat, err := icetable.OpenCatalog(context.Background(), icetable.CatalogConfig{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	return New(cat, Options{Now: func() time.Time { return *now }})
+}
+
 // row is one test row.
 type row struct {
 	ID     int64

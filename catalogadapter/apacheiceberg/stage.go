@@ -31,10 +31,6 @@ type receiptMeta struct {
 	// snapshot the deleted rows were found in (-1: the table was empty):
 	// data committed after it may hold keys the deletes missed.
 	DVRead *int64 `json:"dv_read_snapshot,omitempty"`
-	// StagedAtMs is when files whose paths carry no stage stamp (written
-	// by iceberg-go's own writer) were staged, in Unix milliseconds by the
-	// provider's clock; Commit judges their age by it (stageage.go).
-	StagedAtMs int64 `json:"staged_at_ms,omitempty"`
 }
 
 // receipt turns written files into a receipt. Rows and Files count data

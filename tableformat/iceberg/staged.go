@@ -36,6 +36,10 @@ type StagedFile struct {
 	Entry         []byte `json:"entry"`
 	// DVBase, on a deletion vector, is the DV it replaces (Change.DVBases).
 	DVBase *DVBase `json:"dv_base,omitempty"`
+	// StagedAtMs is when a file whose path carries no stage stamp
+	// (iceberg-go's own writer names it) was staged, in Unix milliseconds;
+	// 0 when the path says it, or an older lakesql staged it.
+	StagedAtMs int64 `json:"staged_at_ms,omitempty"`
 }
 
 // Stage encodes a file written against meta's current schema.
